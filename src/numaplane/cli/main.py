@@ -1,0 +1,61 @@
+"""The ``numaplane`` command: one group, one module per command group.
+
+Every deliberate error (``NumaplaneError``) becomes one line on stderr and exit status 2; a
+traceback only ever means a bug.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from numaplane import __version__
+from numaplane.cli import commands
+from numaplane.errors import NumaplaneError
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Example: numaplane machine show --machine dual-socket-ht",
+)
+@click.version_option(__version__, prog_name="numaplane")
+def cli() -> None:
+    """numaplane: the kubelet's NUMA-aware resource managers, in Python.
+
+    Predict and explain what the kubelet's Topology, CPU, Memory and Device Managers decide
+    for a pod on a machine; run pods pinned to the CPUs, memory and devices they would get;
+    replay traces to compare policies.
+
+    A machine (--machine) is this host (/), a captured sysfs root or hwloc-gather-topology
+    tarball, an hwloc XML export, a synthetic shape (sockets=2,numa-per-socket=2,...) or a
+    named preset (see `numaplane machine presets`).
+    """
+
+
+commands.register(cli)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(args=argv, prog_name="numaplane", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    except NumaplaneError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except BrokenPipeError:
+        sys.exit(0)
+    except SystemExit:
+        raise
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()
