@@ -7,9 +7,7 @@ import importlib
 import click
 
 # (module under numaplane.cli, attribute): each is a click command or group.
-COMMAND_MODULES: tuple[tuple[str, str], ...] = (
-    ("machine", "machine"),
-)
+COMMAND_MODULES: tuple[tuple[str, str], ...] = (("machine", "machine"),)
 
 
 def register(group: click.Group) -> None:

@@ -243,8 +243,14 @@ class Machine:
 
 def _binary_size(n: int) -> str:
     # Kubernetes renders hugepage sizes as binary quantities (2Mi, 1Gi); sizes are powers of 2.
-    for suffix, factor in (("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30),
-                           ("Mi", 1 << 20), ("Ki", 1 << 10)):
+    for suffix, factor in (
+        ("Ei", 1 << 60),
+        ("Pi", 1 << 50),
+        ("Ti", 1 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+    ):
         if n >= factor and n % factor == 0:
             return f"{n // factor}{suffix}"
     return str(n)

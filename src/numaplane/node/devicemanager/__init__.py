@@ -1,1 +1,67 @@
-"""numaplane.node.devicemanager."""
+"""The Device Manager: device plugins' resources, their topology hints and allocation.
+
+Pure core (no I/O); the agent connects real device plugins through ``DeviceSource``.
+"""
+
+from __future__ import annotations
+
+from numaplane.node.devicemanager.allocation import devices_to_allocate, filter_by_affinity
+from numaplane.node.devicemanager.device import NODE_WITHOUT_TOPOLOGY, Device, ResourcePool
+from numaplane.node.devicemanager.errors import (
+    DeviceManagerError,
+    DeviceSourceError,
+    InventoryError,
+)
+from numaplane.node.devicemanager.inventory import (
+    DEFAULT_PCI_RULES,
+    PCIRule,
+    devices_from_machine,
+    parse_inventory,
+    sources_of,
+)
+from numaplane.node.devicemanager.manager import DeviceManager
+from numaplane.node.devicemanager.source import (
+    DeviceSource,
+    InMemoryDeviceSource,
+    PreferredAllocationCall,
+)
+from numaplane.node.devicemanager.state import (
+    DeviceAllocation,
+    InMemoryState,
+    PodDevicesEntry,
+    State,
+    StateReader,
+)
+from numaplane.node.devicemanager.topology_hints import (
+    container_device_request,
+    generate_device_topology_hints,
+    pod_device_request,
+)
+
+__all__ = [
+    "DEFAULT_PCI_RULES",
+    "NODE_WITHOUT_TOPOLOGY",
+    "Device",
+    "DeviceAllocation",
+    "DeviceManager",
+    "DeviceManagerError",
+    "DeviceSource",
+    "DeviceSourceError",
+    "InMemoryDeviceSource",
+    "InMemoryState",
+    "InventoryError",
+    "PCIRule",
+    "PodDevicesEntry",
+    "PreferredAllocationCall",
+    "ResourcePool",
+    "State",
+    "StateReader",
+    "container_device_request",
+    "devices_from_machine",
+    "devices_to_allocate",
+    "filter_by_affinity",
+    "generate_device_topology_hints",
+    "parse_inventory",
+    "pod_device_request",
+    "sources_of",
+]

@@ -1,0 +1,82 @@
+"""``numaplane machine``: show the machine a ``--machine`` value names, list presets."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from numaplane.cli.options import machine_option
+from numaplane.topology.model import Machine
+from numaplane.topology.presets import PRESETS
+from numaplane.topology.render import machine_tree, render_json, render_yaml
+
+OUTPUTS = ("text", "json", "yaml")
+
+
+@click.group()
+def machine() -> None:
+    """Inspect machines: this host, captured topologies, hwloc XML, synthetic shapes."""
+
+
+@machine.command(
+    "show",
+    epilog=(
+        "Examples:\n\n"
+        "  numaplane machine show\n\n"
+        "  numaplane machine show -m dual-socket-multi-numa -o json\n\n"
+        "  numaplane machine show -m 'sockets=2,numa-per-socket=2,cores-per-numa=8,"
+        "threads-per-core=2,memory-per-numa=64Gi,gpus-per-numa=1'\n\n"
+        "  numaplane machine show -m capture.tar.bz2"
+    ),
+)
+@machine_option()
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(OUTPUTS),
+    default="text",
+    show_default=True,
+    help="text: a tree; json/yaml: a stable document with cpus, numa_nodes and devices.",
+)
+def show(machine: Machine, output: str) -> None:
+    """Show sockets, NUMA nodes (memory, hugepages, distances), cores and devices."""
+    if output == "json":
+        click.echo(render_json(machine))
+    elif output == "yaml":
+        click.echo(render_yaml(machine), nl=False)
+    else:
+        Console().print(machine_tree(machine))
+
+
+@machine.command("presets")
+@click.option(
+    "--output", "-o", type=click.Choice(OUTPUTS), default="text", show_default=True,
+    help="text: a table; json/yaml: a list of {name, shape, description, fixture}.",
+)
+def presets(output: str) -> None:
+    """List the named synthetic machines usable as --machine NAME."""
+    rows = [
+        {
+            "name": p.name,
+            "shape": p.shape.to_spec(),
+            "description": p.description,
+            "fixture": p.fixture,
+        }
+        for p in PRESETS.values()
+    ]
+    if output == "json":
+        click.echo(json.dumps(rows, indent=2))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(rows, sort_keys=False), nl=False)
+    else:
+        table = Table()
+        table.add_column("name", no_wrap=True)
+        table.add_column("description")
+        table.add_column("kubelet fixture", no_wrap=True)
+        for row in rows:
+            table.add_row(row["name"], row["description"], row["fixture"] or "")
+        Console().print(table)

@@ -1,0 +1,56 @@
+"""The ``none`` CPU policy: every container runs on the shared pool; nothing is pinned."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from numaplane.api.pod import Container, Pod
+from numaplane.node.cpumanager.state import State, StateReader
+from numaplane.node.errors import ConfigurationError
+from numaplane.node.topologymanager.hint import ProviderHints
+from numaplane.topology.cpuset import CPUSet
+
+POLICY_NONE = "none"
+
+
+def _go_map(options: Mapping[str, str]) -> str:
+    # How Go's %v prints a map[string]string: keys sorted, "map[k:v k2:v2]".
+    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(options.items())) + "]"
+
+
+class NonePolicy:
+    """Upstream ``nonePolicy``: accepts no options, never allocates, offers no hints."""
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        if options:
+            raise ConfigurationError(
+                f"None policy: received unsupported options={_go_map(options)}"
+            )
+
+    @property
+    def name(self) -> str:
+        """``"none"``."""
+        return POLICY_NONE
+
+    def start(self, state: State) -> None:
+        """Nothing to validate."""
+
+    def allocate(self, state: State, pod: Pod, container: Container) -> None:
+        """Nothing to allocate: the container uses the shared pool."""
+
+    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
+        """Nothing to release."""
+
+    def get_topology_hints(
+        self, state: StateReader, pod: Pod, container: Container
+    ) -> ProviderHints:
+        """No preference."""
+        return None
+
+    def get_pod_topology_hints(self, state: StateReader, pod: Pod) -> ProviderHints:
+        """No preference."""
+        return None
+
+    def get_allocatable_cpus(self, state: StateReader) -> CPUSet:
+        """Nothing is ever exclusive."""
+        return CPUSet()

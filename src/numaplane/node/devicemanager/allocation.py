@@ -1,0 +1,206 @@
+"""Choosing the devices of one resource for one container (upstream ``devicesToAllocate``).
+
+The order of preference, as upstream:
+
+1. a container that already holds devices keeps them (a different count is an error);
+2. devices the pod's init containers held and released (``reusable``) are taken first;
+3. when the remaining need fits strictly inside the devices aligned with the container's
+   topology hint, the plugin's preferred allocation among those aligned devices is taken,
+   then the rest of the aligned devices;
+4. otherwise all aligned devices are taken, then the plugin's preferred allocation among every
+   available device, then unaligned devices, then devices without NUMA locality.
+
+Upstream walks Go sets, so within each group its order is unspecified; numaplane fixes one:
+aligned devices by NUMA node (hint nodes with fewer free devices first, as upstream sorts its
+node list), then by natural id order. Deviation: reusable devices that are no longer healthy
+are not handed out again (upstream would reuse them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+
+from numaplane.node.devicemanager.device import (
+    NODE_WITHOUT_TOPOLOGY,
+    ResourcePool,
+    device_id_key,
+    sorted_ids,
+)
+from numaplane.node.devicemanager.errors import DeviceManagerError, DeviceSourceError
+from numaplane.node.devicemanager.source import PreferredAllocationFn
+from numaplane.node.topologymanager.hint import TopologyHint
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` renders ordinary strings (double-quoted, escaped)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def filter_by_affinity(
+    pool: ResourcePool, available: AbstractSet[str], hint: TopologyHint
+) -> tuple[list[str], list[str], list[str]]:
+    """Split ``available`` into (aligned, unaligned, without NUMA locality), each ordered.
+
+    Without a hint affinity, or for a resource with no NUMA information, every device is in the
+    third group. A device on several NUMA nodes goes to the group of the first of its nodes in
+    the node order (hint nodes, then other nodes, then ``-1``; fewer free devices first).
+    """
+    affinity = hint.numa_affinity
+    if affinity is None or not pool.has_topology:
+        return [], [], sorted_ids(available)
+
+    def nodes_of(device_id: str) -> tuple[int, ...]:
+        device = pool.devices.get(device_id)
+        return device.numa_keys() if device is not None else (NODE_WITHOUT_TOPOLOGY,)
+
+    per_node: dict[int, set[str]] = {}
+    for device_id in available:
+        for node in nodes_of(device_id):
+            per_node.setdefault(node, set()).add(device_id)
+
+    def node_order(node: int) -> tuple[int, int, int]:
+        if affinity.is_set(node):
+            group = 0
+        elif node == NODE_WITHOUT_TOPOLOGY:
+            group = 2
+        else:
+            group = 1
+        return group, len(per_node[node]), node
+
+    rank = {node: pos for pos, node in enumerate(sorted(per_node, key=node_order))}
+    first_node = {d: min(nodes_of(d), key=rank.__getitem__) for d in available}
+
+    aligned: list[str] = []
+    unaligned: list[str] = []
+    without: list[str] = []
+    for device_id in sorted(available, key=lambda d: (rank[first_node[d]], device_id_key(d))):
+        node = first_node[device_id]
+        if node == NODE_WITHOUT_TOPOLOGY:
+            without.append(device_id)
+        elif affinity.is_set(node):
+            aligned.append(device_id)
+        else:
+            unaligned.append(device_id)
+    return aligned, unaligned, without
+
+
+class _Picker:
+    """The devices chosen so far and how many are still needed."""
+
+    def __init__(self, needed: int) -> None:
+        self.needed = needed
+        self.chosen: list[str] = []
+        self._chosen_set: set[str] = set()
+
+    def take(self, candidates: Iterable[str]) -> bool:
+        """Take candidates not chosen yet until none is needed; whether that point is reached."""
+        for device_id in candidates:
+            if device_id in self._chosen_set:
+                continue
+            self.chosen.append(device_id)
+            self._chosen_set.add(device_id)
+            self.needed -= 1
+            if self.needed == 0:
+                return True
+        return False
+
+    @property
+    def chosen_set(self) -> AbstractSet[str]:
+        return self._chosen_set
+
+
+def _preferred(
+    preferred: PreferredAllocationFn | None,
+    available: AbstractSet[str],
+    must_include: Sequence[str],
+    size: int,
+) -> list[str]:
+    if preferred is None:
+        return []
+    try:
+        answer = preferred(sorted_ids(available), list(must_include), size)
+    except DeviceSourceError as err:
+        raise DeviceManagerError(
+            f"device plugin GetPreferredAllocation rpc failed with err: {err}"
+        ) from err
+    return list(answer or ())
+
+
+def devices_to_allocate(
+    pool: ResourcePool | None,
+    *,
+    pod_uid: str,
+    container_name: str,
+    resource: str,
+    required: int,
+    existing: AbstractSet[str] | None,
+    reusable: AbstractSet[str],
+    hint: TopologyHint,
+    preferred: PreferredAllocationFn | None,
+) -> tuple[str, ...]:
+    """The devices to give the container now, in the order chosen; ``()`` when none are needed.
+
+    ``pool`` is ``None`` for a resource no plugin registered; ``existing`` is what the
+    container already holds (``None``: nothing recorded); ``preferred`` is the plugin's
+    ``GetPreferredAllocation`` (``None`` when it has none). Raises ``DeviceManagerError`` with
+    upstream's messages.
+    """
+    needed = required
+    if existing is not None:
+        needed -= len(existing)
+        if needed != 0:
+            # A pod's resources do not change once admitted, so a mismatch is an error.
+            raise DeviceManagerError(
+                f"pod {go_quote(pod_uid)} container {go_quote(container_name)} changed request"
+                f" for resource {go_quote(resource)} from {len(existing)} to {required}"
+            )
+    if pool is None:
+        raise DeviceManagerError(f"cannot allocate unregistered device {resource}")
+    healthy = pool.healthy
+    if not healthy:
+        raise DeviceManagerError(
+            f"no healthy devices present; cannot allocate unhealthy devices {resource}"
+        )
+    if existing is not None and not existing <= healthy:
+        raise DeviceManagerError(
+            "previously allocated devices are no longer healthy; "
+            f"cannot allocate unhealthy devices {resource}"
+        )
+    if needed <= 0:
+        return ()
+
+    picker = _Picker(needed)
+    if picker.take(sorted_ids(reusable)):
+        return tuple(picker.chosen)
+
+    available = healthy - pool.in_use - picker.chosen_set
+    if len(available) < picker.needed:
+        raise DeviceManagerError(
+            f"requested number of devices unavailable for {resource}. "
+            f"Requested: {picker.needed}, Available: {len(available)}"
+        )
+
+    aligned, unaligned, without = filter_by_affinity(pool, available, hint)
+    aligned_set = frozenset(aligned)
+    if picker.needed < len(aligned):
+        # Everything still needed fits in the aligned devices: let the plugin choose among them.
+        choice = _preferred(preferred, aligned_set | picker.chosen_set, picker.chosen, required)
+        if picker.take(d for d in choice if d in aligned_set):
+            return tuple(picker.chosen)
+        if picker.take(aligned):
+            return tuple(picker.chosen)
+    else:
+        # Honour the hint first with every aligned device, then let the plugin pick the rest.
+        if picker.take(aligned):
+            return tuple(picker.chosen)
+        choice = _preferred(preferred, available | picker.chosen_set, picker.chosen, required)
+        if picker.take(d for d in choice if d in available):
+            return tuple(picker.chosen)
+        if picker.take(unaligned) or picker.take(without):
+            return tuple(picker.chosen)
+    raise DeviceManagerError(
+        "unexpectedly allocated less resources than required. "
+        f"Requested: {required}, Got: {required - picker.needed}"
+    )

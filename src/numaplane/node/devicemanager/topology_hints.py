@@ -1,0 +1,193 @@
+"""Topology hints of the Device Manager (upstream ``devicemanager/topology_hints.go``).
+
+For every requested device resource: no hint list (``None``, "no preference") when none of its
+devices names a NUMA node; the hints regenerated from the devices a container (or pod) already
+holds; otherwise one hint per NUMA mask that holds enough available or reusable devices,
+preferred when the mask is as narrow as the narrowest one whose *total* devices could satisfy
+the request. ``[]`` means the request cannot be placed at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+
+from numaplane.api.pod import Container, Pod
+from numaplane.api.quantity import Quantity
+from numaplane.node.devicemanager.device import ResourcePool
+from numaplane.node.devicemanager.state import StateReader
+from numaplane.node.topologymanager.bitmask import bit_mask_subsets
+from numaplane.node.topologymanager.hint import TopologyHint
+
+DeviceHints = dict[str, list[TopologyHint] | None]
+"""Hints per device resource; ``None`` = no preference, ``[]`` = no possible placement."""
+
+
+def container_device_request(
+    container: Container, is_device_resource: Callable[[str], bool]
+) -> dict[str, int]:
+    """The container's device requests: its limits of device resources (requests = limits)."""
+    return {
+        name: quantity.value()
+        for name, quantity in container.resources.limits.items()
+        if is_device_resource(name)
+    }
+
+
+def pod_device_request(pod: Pod, is_device_resource: Callable[[str], bool]) -> dict[str, int]:
+    """The pod's device requests (upstream ``getPodDeviceRequest`` over ``PodLimits``).
+
+    App containers and restartable (sidecar) init containers run together and add up; a
+    regular init container runs alone next to the sidecars started before it. Without sidecars
+    this is ``max(max over init containers, sum over app containers)``.
+    """
+    total: dict[str, Quantity] = {}
+    for container in pod.containers:
+        _add(total, container.resources.limits)
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for container in pod.init_containers:
+        if container.is_restartable:
+            _add(total, container.resources.limits)
+            _add(sidecars, container.resources.limits)
+            _max(init_peak, sidecars)
+        else:
+            alone = dict(container.resources.limits)
+            _add(alone, sidecars)
+            _max(init_peak, alone)
+    _max(total, init_peak)
+    return {name: q.value() for name, q in total.items() if is_device_resource(name)}
+
+
+def _add(total: dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
+    for name, quantity in values.items():
+        total[name] = total[name] + quantity if name in total else quantity
+
+
+def _max(total: dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
+    for name, quantity in values.items():
+        if name not in total or quantity > total[name]:
+            total[name] = quantity
+
+
+def generate_device_topology_hints(
+    numa_nodes: Sequence[int],
+    pool: ResourcePool,
+    available: AbstractSet[str],
+    reusable: AbstractSet[str],
+    request: int,
+) -> list[TopologyHint]:
+    """One hint per NUMA mask holding ``request`` devices out of ``available`` and ``reusable``.
+
+    A mask qualifies only if it contains every reusable device that has topology information;
+    ``Preferred`` marks the masks as narrow as the narrowest whose devices (counting every
+    device, healthy or not, free or not) could hold the request.
+    """
+    min_affinity_size = len(numa_nodes)
+    found: list[TopologyHint] = []
+    devices = pool.devices
+    for mask in bit_mask_subsets(numa_nodes):
+        in_mask = sum(1 for d in devices.values() if d.in_mask(mask))
+        if in_mask >= request and mask.count() < min_affinity_size:
+            min_affinity_size = mask.count()
+
+        matching = 0
+        fits = True
+        for device_id in reusable:
+            device = devices.get(device_id)
+            # Only a device without any Topology is skipped; one with an empty node list
+            # rules every mask out, as upstream.
+            if device is None or device.numa is None:
+                continue
+            if not device.in_mask(mask):
+                fits = False
+                break
+            matching += 1
+        if not fits:
+            continue
+        for device_id in available:
+            device = devices.get(device_id)
+            if device is not None and device.in_mask(mask):
+                matching += 1
+        if matching >= request:
+            found.append(TopologyHint(mask, False))
+    return [
+        TopologyHint(h.numa_affinity, True)
+        if h.numa_affinity is not None and h.numa_affinity.count() == min_affinity_size
+        else h
+        for h in found
+    ]
+
+
+def container_topology_hints(
+    pod_uid: str,
+    container_name: str,
+    requests: Mapping[str, int],
+    numa_nodes: Sequence[int],
+    pools: Mapping[str, ResourcePool],
+    state: StateReader,
+    reusable: Mapping[str, AbstractSet[str]],
+) -> DeviceHints:
+    """Container-scope hints (upstream ``GetTopologyHints``).
+
+    ``requests`` holds the container's device requests; ``pools`` the registered resources;
+    ``reusable`` the devices this pod's init containers released, per resource.
+    """
+    hints: DeviceHints = {}
+    for resource, requested in requests.items():
+        pool = pools.get(resource, ResourcePool(resource, {}))
+        if not pool.has_topology:
+            hints[resource] = None
+            continue
+        allocated = state.container_devices(pod_uid, container_name, resource)
+        if allocated:
+            hints[resource] = _regenerated(numa_nodes, pool, allocated, requested)
+            continue
+        available = pool.available
+        reuse = frozenset(reusable.get(resource, frozenset()))
+        if len(available | reuse) < requested:
+            hints[resource] = []
+            continue
+        hints[resource] = generate_device_topology_hints(
+            numa_nodes, pool, available, reuse, requested
+        )
+    return hints
+
+
+def pod_topology_hints(
+    pod_uid: str,
+    requests: Mapping[str, int],
+    numa_nodes: Sequence[int],
+    pools: Mapping[str, ResourcePool],
+    state: StateReader,
+) -> DeviceHints:
+    """Pod-scope hints (upstream ``GetPodTopologyHints``); ``requests`` from
+    ``pod_device_request``. Devices held by any container of the pod count as the pod's."""
+    hints: DeviceHints = {}
+    for resource, requested in requests.items():
+        pool = pools.get(resource, ResourcePool(resource, {}))
+        if not pool.has_topology:
+            hints[resource] = None
+            continue
+        allocated = state.pod_devices(pod_uid, resource)
+        if allocated:
+            hints[resource] = _regenerated(numa_nodes, pool, allocated, requested)
+            continue
+        available = pool.available
+        if len(available) < requested:
+            hints[resource] = []
+            continue
+        hints[resource] = generate_device_topology_hints(
+            numa_nodes, pool, available, frozenset(), requested
+        )
+    return hints
+
+
+def _regenerated(
+    numa_nodes: Sequence[int], pool: ResourcePool, allocated: AbstractSet[str], requested: int
+) -> list[TopologyHint]:
+    # Devices already held (e.g. after a restart) give back the same hints; a different count
+    # means the request changed, which nothing can satisfy.
+    if len(allocated) != requested:
+        return []
+    return generate_device_topology_hints(numa_nodes, pool, allocated, frozenset(), requested)

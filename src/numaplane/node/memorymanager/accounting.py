@@ -1,0 +1,85 @@
+"""Bookkeeping of memory blocks on the machine state: reserve, release, replay.
+
+A block of ``size`` bytes over nodes ``n1 < n2 < ...`` counts once on every one of its nodes and
+makes those nodes one group (``cells``). Its bytes are taken from the nodes' free memory in
+node order (as much as each has), and given back from their reserved memory in the same order;
+so within a group only the group's sums are meaningful, as upstream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from numaplane.node.memorymanager.errors import MemoryStateError
+from numaplane.node.memorymanager.state import Block, NUMANodeMap, NUMANodeState
+
+
+def reserve(
+    machine_state: NUMANodeMap, nodes: tuple[int, ...], resource: str, size: int
+) -> dict[int, NUMANodeState]:
+    """Upstream ``updateMachineState``: count one more block on every node of ``nodes``, make
+    ``nodes`` their group, and take ``size`` bytes from their free memory in node order."""
+    updated = dict(machine_state)
+    remaining = size
+    for node_id in nodes:
+        node = updated.get(node_id)
+        if node is None:
+            continue
+        node = replace(node, number_of_assignments=node.number_of_assignments + 1, cells=nodes)
+        table = node.memory_map.get(resource)
+        if remaining > 0 and table is not None and table.free > 0:
+            table, remaining = table.take(remaining)
+            node = node.with_table(resource, table)
+        updated[node_id] = node
+    return updated
+
+
+def release(machine_state: NUMANodeMap, block: Block) -> dict[int, NUMANodeState]:
+    """Undo one block: one block less on each of its nodes (a node left without blocks is
+    alone in its group again) and ``block.size`` bytes back from reserved, in node order."""
+    updated = dict(machine_state)
+    remaining = block.size
+    for node_id in block.numa_affinity:
+        node = updated.get(node_id)
+        if node is None:
+            continue
+        count = node.number_of_assignments - 1
+        node = replace(
+            node, number_of_assignments=count, cells=(node_id,) if count == 0 else node.cells
+        )
+        table = node.memory_map.get(block.type)
+        if remaining > 0 and table is not None and table.reserved > 0:
+            table, remaining = table.give_back(remaining)
+            node = node.with_table(block.type, table)
+        updated[node_id] = node
+    return updated
+
+
+def replay(
+    expected: NUMANodeMap, block: Block, pod_uid: str, container_name: str
+) -> dict[int, NUMANodeState]:
+    """Carve one stored block out of ``expected`` as ``Allocate`` did (``validateState``);
+    raises ``MemoryStateError`` for a node or resource the machine lacks."""
+    updated = dict(expected)
+    remaining = block.size
+    for node_id in block.numa_affinity:
+        node = updated.get(node_id)
+        if node is None:
+            raise MemoryStateError(
+                f"[memorymanager] (pod: {pod_uid}, container: {container_name}) the memory "
+                "assignment uses the NUMA that does not exist"
+            )
+        node = replace(
+            node, number_of_assignments=node.number_of_assignments + 1, cells=block.numa_affinity
+        )
+        table = node.memory_map.get(block.type)
+        if table is None:
+            raise MemoryStateError(
+                f"[memorymanager] (pod: {pod_uid}, container: {container_name}) the memory "
+                "assignment uses memory resource that does not exist"
+            )
+        if remaining > 0:
+            table, remaining = table.take(remaining)
+            node = node.with_table(block.type, table)
+        updated[node_id] = node
+    return updated

@@ -1,0 +1,85 @@
+"""The default machine state: what every NUMA node offers before any container runs (§9.2).
+
+Per node and per hugepage size, resource ``hugepages-<size>`` gets total = pages x page size,
+allocatable = free = total - its system reservation. Regular ``memory`` gets total = the node's
+memory and allocatable = free = total - its system reservation - every hugepage byte of the node
+(hugepages are carved out of the node's memory). Each node starts alone in its group.
+
+``machine_from_cadvisor`` reads the cAdvisor-shaped ``{"topology": [{id, memory, hugepages:
+[{page_size_kb, num_pages}]}]}`` that upstream tests (and our vectors) describe machines with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+from numaplane.node.memorymanager.state import MEMORY, MemoryTable, NUMANodeState
+from numaplane.topology.cpuset import CPUSet
+from numaplane.topology.model import HugePages, Machine, NUMANode
+
+SystemReserved: TypeAlias = Mapping[int, Mapping[str, int]]
+"""NUMA node id -> resource name -> bytes reserved for the system on that node."""
+
+
+def reserved_on(system_reserved: SystemReserved, node_id: int, resource: str) -> int:
+    """The system reservation of ``resource`` on ``node_id`` (0 when none is configured)."""
+    return system_reserved.get(node_id, {}).get(resource, 0)
+
+
+def default_machine_state(
+    machine: Machine, system_reserved: SystemReserved
+) -> dict[int, NUMANodeState]:
+    """Upstream ``getDefaultMachineState``: every node empty, hugepage sizes included."""
+    state: dict[int, NUMANodeState] = {}
+    for node in machine.numa_nodes:
+        tables: dict[str, MemoryTable] = {}
+        hugepage_bytes = 0
+        for pages in node.hugepages:
+            name = pages.resource_name
+            total = pages.total * pages.size_bytes
+            reserved = reserved_on(system_reserved, node.id, name)
+            tables[name] = _empty_table(total, reserved, total - reserved)
+            hugepage_bytes += total
+        reserved = reserved_on(system_reserved, node.id, MEMORY)
+        allocatable = node.memory_bytes - reserved - hugepage_bytes
+        tables[MEMORY] = _empty_table(node.memory_bytes, reserved, allocatable)
+        state[node.id] = NUMANodeState(number_of_assignments=0, memory_map=tables, cells=(node.id,))
+    return state
+
+
+def _empty_table(total: int, system_reserved: int, allocatable: int) -> MemoryTable:
+    return MemoryTable(
+        total=total,
+        system_reserved=system_reserved,
+        allocatable=allocatable,
+        reserved=0,
+        free=allocatable,
+    )
+
+
+def machine_from_cadvisor(data: Mapping[str, Any] | None, name: str = "cadvisor") -> Machine:
+    """A CPU-less ``Machine`` from cAdvisor's ``MachineInfo`` memory fields.
+
+    ``data`` is ``{"topology": [{"id", "memory"?, "hugepages"?: [{"page_size_kb",
+    "num_pages"}]}]}``; ``None`` gives a machine without NUMA nodes.
+    """
+    nodes = []
+    for entry in (data or {}).get("topology") or ():
+        pages = tuple(
+            HugePages(
+                size_kib=int(hp["page_size_kb"]),
+                total=int(hp["num_pages"]),
+                free=int(hp["num_pages"]),
+            )
+            for hp in entry.get("hugepages") or ()
+        )
+        nodes.append(
+            NUMANode(
+                id=int(entry["id"]),
+                cpus=CPUSet(),
+                memory_bytes=int(entry.get("memory", 0)),
+                hugepages=pages,
+            )
+        )
+    return Machine(name=name, cpus=(), numa_nodes=tuple(nodes), source=f"synthetic:{name}")

@@ -1,0 +1,32 @@
+"""Errors of machine discovery: every bad ``--machine`` input is one of these.
+
+Each is an ``InputError``, so the CLI prints one line naming the input and exits 2.
+"""
+
+from __future__ import annotations
+
+from numaplane.errors import InputError
+
+
+class MachineInputError(InputError):
+    """A ``--machine`` value cannot be turned into a machine."""
+
+
+class UnknownMachineError(MachineInputError):
+    """The value is no existing path, no synthetic shape and no preset name."""
+
+
+class SysfsError(MachineInputError):
+    """A directory is not a readable sysfs root (or holds unusable topology data)."""
+
+
+class TarballError(MachineInputError):
+    """A gathered-topology archive cannot be read or unpacked safely."""
+
+
+class HwlocXMLError(MachineInputError):
+    """An hwloc XML export is malformed or lacks what a machine needs."""
+
+
+class SyntheticSpecError(MachineInputError):
+    """A synthetic shape (``sockets=2,cores-per-numa=8,...``) is malformed."""

@@ -1,0 +1,155 @@
+"""Tests of hint generation and request arithmetic of the static memory policy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pytest
+
+from numaplane.api.pod import Container, Pod
+from numaplane.node.memorymanager.accounting import reserve
+from numaplane.node.memorymanager.errors import MemoryAllocationError
+from numaplane.node.memorymanager.machine_state import default_machine_state
+from numaplane.node.memorymanager.state import Block, NUMANodeMap
+from numaplane.node.memorymanager.topology_hints import (
+    calculate_hints,
+    find_best_hint,
+    pod_requested_resources,
+    regenerate_hints,
+    requested_resources,
+    violates_numa_allocation,
+)
+from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint import TopologyHint
+from tests.node.memorymanager.helpers import GB, MB, hint, machine
+
+FOUR = default_machine_state(machine(4, 2 * GB), {n: {"memory": 512 * MB} for n in range(4)})
+
+
+def _masks(hints: Sequence[TopologyHint]) -> list[tuple[tuple[int, ...], bool]]:
+    return [(h.numa_affinity.bits if h.numa_affinity else (), h.preferred) for h in hints]
+
+
+def _grouped() -> NUMANodeMap:
+    # Nodes 0 and 1 already serve one cross-NUMA block; node 2 serves a single-node block.
+    state = reserve(FOUR, (0, 1), "memory", 2 * GB)
+    return reserve(state, (2,), "memory", 512 * MB)
+
+
+@dataclass(frozen=True)
+class HintsCase:
+    name: str
+    state: NUMANodeMap
+    requests: Mapping[str, int]
+    expected: list[tuple[tuple[int, ...], bool]]
+
+
+HINTS_CASES = [
+    HintsCase(
+        "small request: singles preferred, wider masks listed too",
+        FOUR,
+        {"memory": GB},
+        [((0,), True), ((1,), True), ((2,), True), ((3,), True)]
+        + [((a, b), False) for a in range(4) for b in range(a + 1, 4)]
+        + [((0, 1, 2), False), ((0, 1, 3), False), ((0, 2, 3), False), ((1, 2, 3), False)]
+        + [((0, 1, 2, 3), False)],
+    ),
+    HintsCase(
+        "grouped nodes: only their own group, and no single use",
+        _grouped(),
+        {"memory": GB},
+        [((2,), True), ((3,), True), ((0, 1), False)],
+    ),
+    HintsCase(
+        "request bigger than any node: preferred is the narrowest width with capacity",
+        FOUR,
+        {"memory": 2 * GB},
+        [((a, b), True) for a in range(4) for b in range(a + 1, 4)]
+        + [((0, 1, 2), False), ((0, 1, 3), False), ((0, 2, 3), False), ((1, 2, 3), False)]
+        + [((0, 1, 2, 3), False)],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", HINTS_CASES, ids=lambda c: c.name)
+def test_calculate_hints(case: HintsCase) -> None:
+    hints = calculate_hints(case.state, case.requests)
+    assert _masks(hints["memory"]) == case.expected
+
+
+def test_no_fitting_mask_gives_an_empty_map() -> None:
+    assert calculate_hints(FOUR, {"memory": 100 * GB, "hugepages-1Gi": GB}) == {}
+
+
+def test_reusable_memory_counts_on_its_exact_mask_only() -> None:
+    full = reserve(FOUR, (0,), "memory", 1536 * MB)
+    without = calculate_hints(full, {"memory": GB})
+    assert ((0,), True) not in _masks(without["memory"])
+
+    def reusable(mask: BitMask, resource: str) -> int:
+        return GB if mask == BitMask(0) and resource == "memory" else 0
+
+    with_reuse = calculate_hints(full, {"memory": GB}, reusable)
+    assert _masks(with_reuse["memory"])[0] == ((0,), True)
+
+
+@dataclass(frozen=True)
+class RegenerateCase:
+    name: str
+    blocks: tuple[Block, ...]
+    requests: Mapping[str, int]
+    expected: dict[str, list[TopologyHint]] | None
+
+
+REGENERATE_CASES = [
+    RegenerateCase(
+        "blocks match",
+        (Block((0, 1), "memory", GB),),
+        {"memory": GB},
+        {"memory": [hint(0, 1, preferred=True)]},
+    ),
+    RegenerateCase("size differs", (Block((0,), "memory", 0),), {"memory": GB}, None),
+    RegenerateCase("type not requested", (Block((0,), "hugepages-2Mi", GB),), {"memory": GB}, None),
+    RegenerateCase("count differs", (), {"memory": GB}, None),
+]
+
+
+@pytest.mark.parametrize("case", REGENERATE_CASES, ids=lambda c: c.name)
+def test_regenerate_hints(case: RegenerateCase) -> None:
+    assert regenerate_hints(case.blocks, case.requests) == case.expected
+
+
+def test_find_best_hint_prefers_preferred_then_narrower_then_first() -> None:
+    assert find_best_hint([]) is None
+    hints = [hint(0, 1), hint(2, preferred=True), hint(1, preferred=True), hint(3)]
+    assert find_best_hint(hints) == hint(1, preferred=True)
+    assert find_best_hint([hint(0, 1), hint(2, 3)]) == hint(0, 1)
+
+
+def test_violation_only_concerns_cross_numa_masks_over_used_nodes() -> None:
+    state = _grouped()
+    assert not violates_numa_allocation(state, BitMask(2))
+    assert not violates_numa_allocation(state, BitMask(0, 1))
+    assert violates_numa_allocation(state, BitMask(2, 3))
+    assert violates_numa_allocation(state, BitMask(0, 1, 3))
+    assert not violates_numa_allocation(FOUR, BitMask(2, 3))
+
+
+def test_requested_resources_keeps_memory_types_and_rejects_fractions() -> None:
+    c = Container.of("c", requests={"cpu": "1500m", "memory": "1Gi", "hugepages-2Mi": "4Mi"})
+    assert requested_resources(c) == {"memory": GB, "hugepages-2Mi": 4 * MB}
+    with pytest.raises(MemoryAllocationError, match="failed to represent quantity as int64"):
+        requested_resources(Container.of("c", requests={"memory": "0.5"}))
+
+
+def test_pod_requests_drop_resources_no_app_container_requests() -> None:
+    pod = Pod.of(
+        "p",
+        containers=[Container.of("app", requests={"memory": GB})],
+        init_containers=[
+            Container.of("init", requests={"memory": 3 * GB, "hugepages-1Gi": GB}),
+            Container.of("side", requests={"memory": GB}, restart_policy="Always"),
+        ],
+    )
+    assert pod_requested_resources(pod) == {"memory": 3 * GB}
