@@ -193,3 +193,13 @@ def test_pod_hints_count_every_container() -> None:
     pod = Pod.of("p", [gpu("a", 2), gpu("b", 1)])
     hints = manager.get_pod_topology_hints(pod)
     assert hints == {"gpu": [TopologyHint(BitMask(0, 1), True)]}
+
+
+def test_init_device_that_turned_unhealthy_is_not_reused() -> None:
+    manager, _, _ = make([Device("d0", (0,)), Device("d1", (0,))])
+    pod = Pod.of("p", [gpu("app", 1)], init_containers=[gpu("init", 1)])
+    manager.allocate(pod, pod.init_containers[0])
+    assert manager.container_devices("p", "init") == {"gpu": frozenset({"d0"})}
+    manager.set_device_health("gpu", "d0", False)
+    manager.allocate(pod, pod.containers[0])
+    assert manager.container_devices("p", "app") == {"gpu": frozenset({"d1"})}

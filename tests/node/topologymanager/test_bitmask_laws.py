@@ -53,7 +53,7 @@ def test_add_is_all_or_nothing(mask: BitMask, extra: list[int]) -> None:
     if all(0 <= b < 64 for b in extra):
         assert set(mask.add(*extra).bits) == set(mask.bits) | set(extra)
     else:
-        with pytest.raises(BitMaskError, match="^bit number must be in range 0-63$"):
+        with pytest.raises(BitMaskError, match=r"^bit number must be in range 0-63$"):
             mask.add(*extra)
     assert mask.value == before
 

@@ -172,7 +172,7 @@ def devices_to_allocate(
         return ()
 
     picker = _Picker(needed)
-    if picker.take(sorted_ids(reusable)):
+    if picker.take(sorted_ids(reusable & healthy)):
         return tuple(picker.chosen)
 
     available = healthy - pool.in_use - picker.chosen_set

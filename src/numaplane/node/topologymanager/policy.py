@@ -239,7 +239,8 @@ def _merged_candidates(
     """``(mask value, preferred)`` of ``merge_permutation`` for every permutation, in order.
 
     A depth-first walk that carries the partial AND, the first non-nil mask and the running
-    preference, so each permutation costs O(1) at the leaves.
+    preference, so each permutation costs O(1) at the leaves. Permutations whose AND is already
+    empty are left out (whole subtrees at once): ``compare`` never accepts an empty mask.
     """
     lists = [
         [(None if h.numa_affinity is None else h.numa_affinity.value, h.preferred) for h in hs]
@@ -260,6 +261,8 @@ def _merged_candidates(
                     f = value
                 elif value != f:
                     p = False
+                if a == 0:
+                    continue
             if last:
                 yield (a, p)
             else:

@@ -1,0 +1,324 @@
+"""``Node``: the kubelet's resource managers wired together, and ``admit(pod)``.
+
+The wiring follows the kubelet's container manager: the Topology Manager gets its hint
+providers in registration order (CPU manager, memory manager, device manager), and a pod is
+admitted by the resource-allocation admit handler first (Topology Manager ``Admit``, which calls
+every provider's ``allocate``), then by the predicate handler that checks the pod's requests
+against node allocatable (reason ``OutOf<resource>``), in that order, as upstream registers them.
+
+A rejected pod keeps nothing: upstream leaves partial allocations until the managers' stale-state
+cleanup at the next admission, which is the same as releasing them at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from numaplane.api.kubeletconfig import KubeletConfiguration
+from numaplane.api.pod import Pod
+from numaplane.api.quantity import Quantity
+from numaplane.cpuset import CPUSet
+from numaplane.node.cpumanager import state as cpu_state
+from numaplane.node.cpumanager.manager import CPUManager
+from numaplane.node.cpumanager.policy_options import FeatureGates as CPUFeatureGates
+from numaplane.node.cpumanager.topology import CPUTopology
+from numaplane.node.devicemanager import state as device_state
+from numaplane.node.devicemanager.manager import DeviceManager
+from numaplane.node.devicemanager.source import DeviceSource
+from numaplane.node.memorymanager import state as memory_state
+from numaplane.node.memorymanager.manager import MemoryManager
+from numaplane.node.memorymanager.reserved import MemoryReservation
+from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.node.topologymanager.manager import TopologyManager
+from numaplane.node.topologymanager.scope import TopologyAdmission
+from numaplane.topology.model import Machine
+
+CPU = "cpu"
+MEMORY = "memory"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBlockView:
+    """One memory block of a container: NUMA nodes, resource and size in bytes."""
+
+    numa_nodes: tuple[int, ...]
+    resource: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"numa_nodes": list(self.numa_nodes), "type": self.resource, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPlacement:
+    """Where one container of an admitted pod runs and what it holds."""
+
+    name: str
+    init: bool
+    restartable: bool
+    affinity: TopologyHint | None
+    exclusive_cpus: CPUSet
+    cpus: CPUSet
+    memory: tuple[MemoryBlockView, ...]
+    memory_numa_nodes: tuple[int, ...] | None
+    devices: Mapping[str, tuple[str, ...]]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict (CPU sets in the kernel's list syntax)."""
+        return {
+            "name": self.name,
+            "init": self.init,
+            "restartable": self.restartable,
+            "numa_affinity": None if self.affinity is None else self.affinity.to_json(),
+            "exclusive_cpus": str(self.exclusive_cpus),
+            "cpus": str(self.cpus),
+            "memory": [b.to_json() for b in self.memory],
+            "memory_numa_nodes": (
+                None if self.memory_numa_nodes is None else list(self.memory_numa_nodes)
+            ),
+            "devices": {k: list(v) for k, v in self.devices.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The kubelet's decision on one pod, with every container's placement and the reasons."""
+
+    pod_name: str
+    pod_namespace: str
+    pod_uid: str
+    admitted: bool
+    reason: str | None
+    message: str | None
+    topology: TopologyAdmission
+    containers: tuple[ContainerPlacement, ...] = ()
+
+    def to_json(self, *, explain: bool = True) -> dict[str, Any]:
+        """JSON-ready dict; ``explain`` adds the hints and merges."""
+        doc: dict[str, Any] = {
+            "pod": {"name": self.pod_name, "namespace": self.pod_namespace, "uid": self.pod_uid},
+            "admitted": self.admitted,
+            "reason": self.reason,
+            "message": self.message,
+            "containers": [c.to_json() for c in self.containers],
+        }
+        if explain:
+            doc["explanation"] = self.topology.explanation.to_json()
+        return doc
+
+
+@dataclass
+class NodeStates:
+    """The three managers' states; in memory by default, checkpointed by the agent."""
+
+    cpu: cpu_state.State = field(default_factory=cpu_state.InMemoryState)
+    memory: memory_state.State = field(default_factory=memory_state.InMemoryState)
+    devices: device_state.State = field(default_factory=device_state.InMemoryState)
+
+
+class Node:
+    """One node's resource managers, admitting pods in order as the kubelet does."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        config: KubeletConfiguration,
+        *,
+        device_sources: Iterable[DeviceSource] = (),
+        states: NodeStates | None = None,
+    ) -> None:
+        self.machine = machine
+        self.config = config
+        self.states = states if states is not None else NodeStates()
+        self._pods: dict[str, Pod] = {}
+        gates = config.feature_gates
+        self.topology_manager = TopologyManager(
+            machine,
+            config.topology_manager_policy,
+            config.topology_manager_scope,
+            dict(config.topology_manager_policy_options),
+            gates,
+        )
+        affinity = self.topology_manager
+        reserved = config.reserved_system_cpus
+        self.cpu_manager = CPUManager.create(
+            config.cpu_manager_policy,
+            CPUTopology.from_machine(machine),
+            num_reserved_cpus=config.reserved_cpu_count(),
+            reserved_cpus=reserved if len(reserved) else None,
+            affinity=affinity,
+            options=dict(config.cpu_manager_policy_options),
+            gates=CPUFeatureGates(
+                gates.enabled("CPUManagerPolicyAlphaOptions"),
+                gates.enabled("CPUManagerPolicyBetaOptions"),
+            ),
+            topology_manager_policy=config.topology_manager_policy,
+            state=self.states.cpu,
+        )
+        self.memory_manager = MemoryManager.new(
+            config.memory_manager_policy,
+            machine,
+            affinity,
+            node_allocatable_reservation=config.node_allocatable_reservation(self.capacity()),
+            reserved_memory=[
+                MemoryReservation(r.numa_node, r.limits) for r in config.reserved_memory
+            ],
+            state=self.states.memory,
+            active_pods=lambda: list(self._pods.values()),
+        )
+        self.device_manager = DeviceManager(
+            machine.numa_ids or (0,),
+            affinity,
+            state=self.states.devices,
+            active_pods=lambda: list(self._pods),
+        )
+        for source in device_sources:
+            self.device_manager.add_source(source)
+        self.cpu_manager.start()
+        self.memory_manager.start()
+        self.topology_manager.add_hint_provider(self.cpu_manager, "cpu")
+        self.topology_manager.add_hint_provider(self.memory_manager, "memory")
+        self.topology_manager.add_hint_provider(self.device_manager, "devices")
+
+    # -- capacity -------------------------------------------------------------------------
+
+    def capacity(self) -> dict[str, Quantity]:
+        """Node capacity as cAdvisor reports it: online CPUs, memory, hugepages, devices."""
+        cap: dict[str, Quantity] = {
+            CPU: Quantity.parse(len(self.machine.all_cpu_ids)),
+            MEMORY: Quantity.parse(self.machine.memory_bytes),
+        }
+        hugepages: dict[str, int] = {}
+        for node in self.machine.numa_nodes:
+            for pages in node.hugepages:
+                hugepages[pages.resource_name] = (
+                    hugepages.get(pages.resource_name, 0) + pages.total * pages.size_bytes
+                )
+        for name, total in hugepages.items():
+            cap[name] = Quantity.parse(total)
+        # The memory manager asks for capacity before the device manager exists.
+        devices: DeviceManager | None = getattr(self, "device_manager", None)
+        if devices is not None:
+            for resource in devices.resources():
+                cap[resource] = Quantity.parse(devices.capacity(resource))
+        return cap
+
+    def allocatable(self) -> dict[str, Quantity]:
+        """Capacity minus kube/system reservations and the hard eviction threshold."""
+        reservation = self.config.node_allocatable_reservation(self.capacity())
+        out: dict[str, Quantity] = {}
+        for name, total in self.capacity().items():
+            value = total - reservation.get(name, Quantity.zero())
+            out[name] = value if value > Quantity.zero() else Quantity.zero()
+        if self.device_manager.resources():
+            for resource in self.device_manager.resources():
+                out[resource] = Quantity.parse(len(self.device_manager.allocatable(resource)))
+        return out
+
+    # -- pods -----------------------------------------------------------------------------
+
+    @property
+    def pods(self) -> tuple[Pod, ...]:
+        """Admitted pods, in admission order."""
+        return tuple(self._pods.values())
+
+    def admit(self, pod: Pod) -> Admission:
+        """Run the kubelet's admission for ``pod``; on success the pod holds its resources."""
+        if pod.uid in self._pods:
+            raise ValueError(f"pod {pod.key} (uid {pod.uid}) is already admitted")
+        topology = self.topology_manager.admit(pod)
+        reason, message = topology.reason, topology.message
+        admitted = topology.admitted
+        if admitted:
+            shortfall = self._insufficient_resource(pod)
+            if shortfall is not None:
+                admitted = False
+                reason, message = shortfall
+        if not admitted:
+            self._release_containers(pod)
+            return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
+        self._pods[pod.uid] = pod
+        return Admission(
+            pod.name,
+            pod.namespace,
+            pod.uid,
+            True,
+            None,
+            None,
+            topology,
+            tuple(self.placement(pod, c.name) for c in pod.all_containers()),
+        )
+
+    def release(self, pod_uid: str) -> Pod:
+        """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
+        pod = self._pods.pop(pod_uid)
+        self._release_containers(pod)
+        return pod
+
+    def placement(self, pod: Pod, container_name: str) -> ContainerPlacement:
+        """What a container of an admitted pod holds now."""
+        container = pod.container(container_name)
+        init_names = {c.name for c in pod.init_containers}
+        store = self.topology_manager.store
+        affinity = (
+            store.get_affinity(pod.uid, container_name)
+            if store.has_affinity(pod.uid, container_name)
+            else None
+        )
+        blocks = self.memory_manager.get_memory(pod.uid, container_name) or ()
+        memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
+        numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
+        devices = self.device_manager.container_devices(pod.uid, container_name)
+        return ContainerPlacement(
+            name=container_name,
+            init=container_name in init_names,
+            restartable=container.is_restartable,
+            affinity=affinity,
+            exclusive_cpus=self.cpu_manager.exclusive_cpus(pod.uid, container_name),
+            cpus=self.cpu_manager.cpu_affinity(pod.uid, container_name),
+            memory=memory,
+            memory_numa_nodes=None if numa is None else tuple(numa),
+            devices={r: tuple(sorted(ids)) for r, ids in sorted(devices.items())},
+        )
+
+    def _release_containers(self, pod: Pod) -> None:
+        for container in pod.all_containers():
+            self.cpu_manager.remove_container(pod.uid, container.name)
+            self.memory_manager.remove_container(pod.uid, container.name)
+            self.device_manager.remove_container(pod.uid, container.name)
+        self.topology_manager.remove_pod(pod.uid)
+
+    def _insufficient_resource(self, pod: Pod) -> tuple[str, str] | None:
+        # The predicate admit handler: requested + used must fit allocatable, per resource,
+        # in the units the kubelet reports (millicores for CPU, integers otherwise).
+        allocatable = self.allocatable()
+        used: dict[str, Quantity] = {}
+        for other in self._pods.values():
+            for name, amount in other.effective_requests().items():
+                used[name] = used.get(name, Quantity.zero()) + amount
+        for name, amount in sorted(pod.effective_requests().items()):
+            if amount <= Quantity.zero():
+                continue
+            cap = allocatable.get(name)
+            if cap is None:
+                if name in (CPU, MEMORY) or not _is_countable(name):
+                    continue
+                cap = Quantity.zero()
+            already = used.get(name, Quantity.zero())
+            if amount + already > cap:
+                unit = Quantity.milli_value if name == CPU else Quantity.value
+                return (
+                    f"OutOf{name}",
+                    f"Node didn't have enough resource: {name}, requested: {unit(amount)}, "
+                    f"used: {unit(already)}, capacity: {unit(cap)}",
+                )
+        return None
+
+
+def _is_countable(resource: str) -> bool:
+    # Extended resources (vendor-domain/name) and hugepages are checked even when the node
+    # has none; other native resources (ephemeral-storage, ...) are outside numaplane's model.
+    return "/" in resource or resource.startswith("hugepages-")
