@@ -174,7 +174,7 @@ def pod_from_dict(obj: Mapping[str, Any], source: str, path_prefix: str = "") ->
     grace = reader.integer(
         spec, "terminationGracePeriodSeconds", "spec.terminationGracePeriodSeconds", default=30
     )
-    node_name = reader.string(spec, "nodeName", "spec.nodeName")
+    node_name = reader.string(spec, "nodeName", "spec.nodeName") or None
     overhead = reader.quantities(spec, "overhead", "spec.overhead")
     pod_resources = None
     if spec.get("resources") is not None:
@@ -378,3 +378,64 @@ class _Reader:
                 continue
             result.append((name, self.string(entry, "value", f"{entry_path}.value")))
         return tuple(result)
+
+
+def pod_to_manifest(pod: Pod) -> dict[str, Any]:
+    """A Pod manifest that ``pod_from_dict`` reads back into an equal ``Pod``.
+
+    Used to persist admitted pods (``numaplane admit --state-dir``, the agent's records).
+    Quantities are written in their canonical text.
+    """
+    metadata: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
+    if pod.labels:
+        metadata["labels"] = dict(pod.labels)
+    if pod.annotations:
+        metadata["annotations"] = dict(pod.annotations)
+    spec: dict[str, Any] = {
+        "restartPolicy": pod.restart_policy,
+        "terminationGracePeriodSeconds": pod.termination_grace_period_seconds,
+        "containers": [_container_to_manifest(c) for c in pod.containers],
+    }
+    if pod.init_containers:
+        spec["initContainers"] = [_container_to_manifest(c) for c in pod.init_containers]
+    if pod.node_name:
+        spec["nodeName"] = pod.node_name
+    if pod.overhead:
+        spec["overhead"] = _quantities_to_manifest(pod.overhead)
+    if pod.resources is not None:
+        spec["resources"] = _resources_to_manifest(pod.resources)
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    if pod.status_qos_class is not None:
+        doc["status"] = {"qosClass": pod.status_qos_class.value}
+    return doc
+
+
+def _container_to_manifest(container: Container) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": container.name}
+    if container.image:
+        out["image"] = container.image
+    if container.command:
+        out["command"] = list(container.command)
+    if container.args:
+        out["args"] = list(container.args)
+    if container.env:
+        out["env"] = [{"name": k, "value": v} for k, v in container.env]
+    if container.working_dir is not None:
+        out["workingDir"] = container.working_dir
+    if container.restart_policy is not None:
+        out["restartPolicy"] = container.restart_policy
+    out["resources"] = _resources_to_manifest(container.resources)
+    return out
+
+
+def _resources_to_manifest(resources: ResourceRequirements) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if resources.requests:
+        out["requests"] = _quantities_to_manifest(resources.requests)
+    if resources.limits:
+        out["limits"] = _quantities_to_manifest(resources.limits)
+    return out
+
+
+def _quantities_to_manifest(values: Mapping[str, Quantity]) -> dict[str, str]:
+    return {name: str(q) for name, q in sorted(values.items())}

@@ -29,7 +29,6 @@ from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
-from numaplane.node.memorymanager.reserved import MemoryReservation
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
 from numaplane.node.topologymanager.scope import TopologyAdmission
@@ -163,9 +162,7 @@ class Node:
             machine,
             affinity,
             node_allocatable_reservation=config.node_allocatable_reservation(self.capacity()),
-            reserved_memory=[
-                MemoryReservation(r.numa_node, r.limits) for r in config.reserved_memory
-            ],
+            reserved_memory=config.reserved_memory,
             state=self.states.memory,
             active_pods=lambda: list(self._pods.values()),
         )

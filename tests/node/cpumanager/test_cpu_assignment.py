@@ -106,10 +106,10 @@ def test_distributed_falls_back_to_packed_for_odd_groups() -> None:
 
 
 def test_distributed_spreads_evenly() -> None:
-    got = take_by_topology_numa_distributed(
-        DUAL_SOCKET_MULTI_NUMA_HT, CPUSet.parse("0-31"), 16, 2
-    )
-    per_numa = [len(got & DUAL_SOCKET_MULTI_NUMA_HT.details.cpus_in_numa_nodes(n)) for n in range(4)]
+    got = take_by_topology_numa_distributed(DUAL_SOCKET_MULTI_NUMA_HT, CPUSet.parse("0-31"), 16, 2)
+    per_numa = [
+        len(got & DUAL_SOCKET_MULTI_NUMA_HT.details.cpus_in_numa_nodes(n)) for n in range(4)
+    ]
     assert sorted(per_numa) in ([0, 0, 8, 8], [4, 4, 4, 4])
     assert len(got) == 16
 

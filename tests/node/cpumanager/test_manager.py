@@ -20,7 +20,8 @@ def test_manager_lifecycle() -> None:
     c = Container.of("c", res, res)
     pod = Pod.of("p", [c])
     hints = provider.get_topology_hints(pod, c)
-    assert hints is not None and hints["cpu"]
+    assert hints is not None
+    assert hints["cpu"]
     provider.allocate(pod, c)
     exclusive = manager.exclusive_cpus("p", "c")
     assert len(exclusive) == 2

@@ -40,13 +40,26 @@ DEFAULT = FeatureGates()
 ALL = FeatureGates.all_enabled()
 
 PARSE_CASES = [
-    ParseCase("stable needs no gate", {"full-pcpus-only": "true"}, FeatureGates(False, False), None, ("full-pcpus-only",)),
-    ParseCase("beta on by default", {"strict-cpu-reservation": "1"}, DEFAULT, None, ("strict-cpu-reservation",)),
+    ParseCase(
+        "stable needs no gate",
+        {"full-pcpus-only": "true"},
+        FeatureGates(False, False),
+        None,
+        ("full-pcpus-only",),
+    ),
+    ParseCase(
+        "beta on by default",
+        {"strict-cpu-reservation": "1"},
+        DEFAULT,
+        None,
+        ("strict-cpu-reservation",),
+    ),
     ParseCase(
         "beta gate off",
         {"distribute-cpus-across-numa": "true"},
         FeatureGates(True, False),
-        'CPU Manager Policy Beta-level Options not enabled, but option "distribute-cpus-across-numa" provided',
+        "CPU Manager Policy Beta-level Options not enabled, "
+        'but option "distribute-cpus-across-numa" provided',
     ),
     ParseCase(
         "alpha off by default",
@@ -56,36 +69,43 @@ PARSE_CASES = [
     ),
     ParseCase("alpha gate on", {"align-by-socket": "True"}, ALL, None, ("align-by-socket",)),
     ParseCase("false value leaves option off", {"full-pcpus-only": "false"}, DEFAULT, None),
-    ParseCase("unknown option", {"bogus": "true"}, ALL, 'unknown CPU Manager Policy option: "bogus"'),
+    ParseCase(
+        "unknown option", {"bogus": "true"}, ALL, 'unknown CPU Manager Policy option: "bogus"'
+    ),
     ParseCase(
         "bad boolean",
         {"full-pcpus-only": "enabled!"},
         ALL,
-        'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "enabled!": invalid syntax',
+        'bad value for option "full-pcpus-only": '
+        'strconv.ParseBool: parsing "enabled!": invalid syntax',
     ),
     ParseCase(
         "full-pcpus-only with spread",
         {"full-pcpus-only": "true", "distribute-cpus-across-cores": "true"},
         ALL,
-        "static policy options full-pcpus-only and distribute-cpus-across-cores can not be used at the same time",
+        "static policy options full-pcpus-only and distribute-cpus-across-cores "
+        "can not be used at the same time",
     ),
     ParseCase(
         "numa distribution with spread",
         {"distribute-cpus-across-numa": "true", "distribute-cpus-across-cores": "true"},
         ALL,
-        "static policy options distribute-cpus-across-numa and distribute-cpus-across-cores can not be used at the same time",
+        "static policy options distribute-cpus-across-numa and distribute-cpus-across-cores "
+        "can not be used at the same time",
     ),
     ParseCase(
         "uncore with spread",
         {"prefer-align-cpus-by-uncorecache": "true", "distribute-cpus-across-cores": "true"},
         ALL,
-        "static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-cores can not be used at the same time",
+        "static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-cores "
+        "can not be used at the same time",
     ),
     ParseCase(
         "uncore with numa distribution",
         {"prefer-align-cpus-by-uncorecache": "true", "distribute-cpus-across-numa": "true"},
         ALL,
-        "static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa can not be used at the same time",
+        "static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa "
+        "can not be used at the same time",
     ),
     ParseCase(
         "incompatible pair with one side false is fine",

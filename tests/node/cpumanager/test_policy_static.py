@@ -48,7 +48,9 @@ GUARANTEED_CASES = [
 
 @pytest.mark.parametrize("case", GUARANTEED_CASES, ids=lambda c: c.name)
 def test_guaranteed_cpus(case: GuaranteedCase) -> None:
-    c = Container.of("c", {"cpu": case.request, "memory": "1G"}, {"cpu": case.limit, "memory": "1G"})
+    c = Container.of(
+        "c", {"cpu": case.request, "memory": "1G"}, {"cpu": case.limit, "memory": "1G"}
+    )
     assert guaranteed_cpus(Pod.of("p", [c]), c) == case.want
 
 

@@ -97,15 +97,41 @@ class QueryCase:
 
 
 QUERY_CASES = [
-    QueryCase("numa of socket 1", DUAL_SOCKET_MULTI_NUMA_HT.details.numa_nodes_in_sockets(1), (2, 3)),
-    QueryCase("sockets of numa 1,2", DUAL_SOCKET_MULTI_NUMA_HT.details.sockets_in_numa_nodes(1, 2), (0, 1)),
-    QueryCase("cores of numa 3", DUAL_SOCKET_MULTI_NUMA_HT.details.cores_in_numa_nodes(3), (12, 13, 14, 15)),
-    QueryCase("cpus of numa 0", DUAL_SOCKET_MULTI_NUMA_HT.details.cpus_in_numa_nodes(0), CPUSet.parse("0-3,16-19")),
-    QueryCase("same socket yes", DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([0, 1]), True),
-    QueryCase("same socket no", DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([1, 2]), False),
-    QueryCase("unknown numa", DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([9]), False),
-    QueryCase("cores needed", DUAL_SOCKET_MULTI_NUMA_HT.details.cores_needed_in_uncore_cache(2, 1), (4, 5)),
-    QueryCase("keep only", DUAL_SOCKET_MULTI_NUMA_HT.details.keep_only([0, 99]).cpus(), CPUSet([0])),
+    QueryCase(
+        "numa of socket 1", DUAL_SOCKET_MULTI_NUMA_HT.details.numa_nodes_in_sockets(1), (2, 3)
+    ),
+    QueryCase(
+        "sockets of numa 1,2", DUAL_SOCKET_MULTI_NUMA_HT.details.sockets_in_numa_nodes(1, 2), (0, 1)
+    ),
+    QueryCase(
+        "cores of numa 3",
+        DUAL_SOCKET_MULTI_NUMA_HT.details.cores_in_numa_nodes(3),
+        (12, 13, 14, 15),
+    ),
+    QueryCase(
+        "cpus of numa 0",
+        DUAL_SOCKET_MULTI_NUMA_HT.details.cpus_in_numa_nodes(0),
+        CPUSet.parse("0-3,16-19"),
+    ),
+    QueryCase(
+        "same socket yes",
+        DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([0, 1]),
+        True,
+    ),
+    QueryCase(
+        "same socket no",
+        DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([1, 2]),
+        False,
+    ),
+    QueryCase(
+        "unknown numa", DUAL_SOCKET_MULTI_NUMA_HT.details.are_numa_nodes_in_same_socket([9]), False
+    ),
+    QueryCase(
+        "cores needed", DUAL_SOCKET_MULTI_NUMA_HT.details.cores_needed_in_uncore_cache(2, 1), (4, 5)
+    ),
+    QueryCase(
+        "keep only", DUAL_SOCKET_MULTI_NUMA_HT.details.keep_only([0, 99]).cpus(), CPUSet([0])
+    ),
 ]
 
 

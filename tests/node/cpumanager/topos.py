@@ -14,9 +14,13 @@ def grid(
     for core in range(cores):
         numa = core // cores_per_numa
         socket = numa // numa_per_socket
-        uncore = numa * uncore_per_numa + (core % cores_per_numa) * uncore_per_numa // cores_per_numa
+        uncore = (
+            numa * uncore_per_numa + (core % cores_per_numa) * uncore_per_numa // cores_per_numa
+        )
         for t in range(threads):
-            info[core + t * cores] = CPUInfo(numa=numa, socket=socket, core=core, uncore_cache=uncore)
+            info[core + t * cores] = CPUInfo(
+                numa=numa, socket=socket, core=core, uncore_cache=uncore
+            )
     numas = sockets * numa_per_socket
     return CPUTopology(
         num_cpus=cores * threads,

@@ -10,9 +10,8 @@ bytes per node and resource; ``system_reserved_memory`` does both, as upstream
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
 
+from numaplane.api.kubeletvalues import MemoryReservation
 from numaplane.api.quantity import Quantity
 from numaplane.node.memorymanager.errors import ReservedMemoryError
 from numaplane.node.memorymanager.machine_state import SystemReserved
@@ -21,24 +20,12 @@ from numaplane.topology.model import Machine
 
 _INT64_MAX = (1 << 63) - 1
 
-
-@dataclass(frozen=True)
-class MemoryReservation:
-    """One entry of ``reservedMemory``: the memory reserved on one NUMA node."""
-
-    numa_node: int
-    limits: Mapping[str, Quantity] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
-
-    def __hash__(self) -> int:
-        return hash((self.numa_node, tuple(self.limits.items())))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MemoryReservation):
-            return NotImplemented
-        return self.numa_node == other.numa_node and dict(self.limits) == dict(other.limits)
+__all__ = [
+    "MemoryReservation",
+    "convert_reserved",
+    "system_reserved_memory",
+    "validate_reserved_memory",
+]
 
 
 def _total_reserved_per_type(
