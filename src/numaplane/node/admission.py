@@ -249,6 +249,11 @@ class Node:
             tuple(self.placement(pod, c.name) for c in pod.all_containers()),
         )
 
+    def adopt(self, pod: Pod) -> None:
+        """Count ``pod`` as admitted without allocating: its resources are already in the
+        restored state (a state directory or checkpoints read back after a restart)."""
+        self._pods[pod.uid] = pod
+
     def release(self, pod_uid: str) -> Pod:
         """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
         pod = self._pods.pop(pod_uid)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shutil
 import tarfile
 import tempfile
@@ -117,6 +118,8 @@ def _extract(path: Path, dest: Path, source: str) -> None:
                 target = dest / rel
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
+                elif not _wanted(rel, member.issym()):
+                    continue
                 elif member.isfile():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     extracted = archive.extractfile(member)
@@ -130,6 +133,43 @@ def _extract(path: Path, dest: Path, source: str) -> None:
                 _make_link(dest, rel_link, link_target)
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
         raise TarballError(source, f"cannot unpack tar archive: {exc}") from None
+
+
+# Captures hold thousands of files discovery never reads; unpacking only the ones it reads
+# (by base name) keeps loading fast. Keep in step with ``sysfs.read_sysfs``.
+_WANTED_FILES = frozenset(
+    {
+        "core_id",
+        "physical_package_id",
+        "die_id",
+        "online",
+        "possible",
+        "level",
+        "id",
+        "type",
+        "shared_cpu_list",
+        "shared_cpu_map",
+        "cpulist",
+        "cpumap",
+        "meminfo",
+        "distance",
+        "nr_hugepages",
+        "free_hugepages",
+        "numa_node",
+        "vendor",
+        "device",
+        "class",
+        "cpuinfo",
+    }
+)
+_WANTED_LINK = re.compile(r"driver|physfn|virtfn\d+|node\d+|cpu\d+|\d{4}:[0-9a-f]{2}:.*")
+
+
+def _wanted(rel: str, is_link: bool) -> bool:
+    base = posixpath.basename(rel)
+    if is_link:
+        return _WANTED_LINK.fullmatch(base) is not None
+    return base in _WANTED_FILES
 
 
 def _safe_name(name: str) -> str | None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from numaplane.node.checkpoint import CheckpointRestoreError, fnv32a
+from numaplane.node.checkpoint import CheckpointRestoreError
 from numaplane.node.cpumanager.checkpoint import (
     CPUManagerCheckpoint,
     CPUManagerCheckpointV1,
     restore_state,
 )
 from numaplane.node.devicemanager.checkpoint import DeviceManagerCheckpoint
+from numaplane.node.gocodec import fnv32a
 from numaplane.topology.cpuset import CPUSet
 from tests.conformance.drivers import VectorContext
 

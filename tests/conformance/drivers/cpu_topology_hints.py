@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from numaplane.node.cpumanager.policy_options import FeatureGates
+from numaplane.node.cpumanager.policy_options import FeatureGates, StaticPolicyOptions
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.cpumanager.topology_hints import pod_guaranteed_cpus
@@ -40,13 +40,11 @@ def run(vector: Mapping[str, Any], ctx: VectorContext) -> None:
         topo = CPUTopology.from_fixture(inp["machine"])
     else:
         topo = topology_of(inp["topology"], ctx)
-    policy = StaticPolicy(
-        topo,
-        int(inp.get("num_reserved_cpus") or 0),
-        None,
-        None,
-        inp.get("policy_options") or {},
-        gates=FeatureGates.all_enabled(),
+    policy = StaticPolicy(topo, int(inp.get("num_reserved_cpus") or 0))
+    # Upstream's hint tests build the policy struct directly: options parsed, never validated
+    # against the machine.
+    policy.options = StaticPolicyOptions.parse(
+        inp.get("policy_options") or {}, FeatureGates.all_enabled()
     )
     state = state_of(inp)
     pod = pod_of(inp["pod"])

@@ -6,7 +6,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from numaplane.node.checkpoint import CheckpointRestoreError, fnv32a, go_marshal
+from numaplane.node.checkpoint import CheckpointRestoreError
+from numaplane.node.gocodec import fnv32a
+from numaplane.node.gojson import go_marshal
 from numaplane.node.memorymanager.checkpoint import (
     CONTAINER_ASSIGNMENTS_TYPE,
     NUMA_NODE_MAP_TYPE,

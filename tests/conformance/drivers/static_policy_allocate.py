@@ -46,9 +46,9 @@ def container_of(data: Mapping[str, Any], default_name: str) -> Container:
     """A container as ``makePod`` builds it: cpu as given, memory request == limit."""
     requests: dict[str, str] = {"memory": "1G"}
     limits: dict[str, str] = {"memory": "1G"}
-    if data.get("cpu_request") is not None:
+    if data.get("cpu_request") not in (None, ""):
         requests["cpu"] = str(data["cpu_request"])
-    if data.get("cpu_limit") is not None:
+    if data.get("cpu_limit") not in (None, ""):
         limits["cpu"] = str(data["cpu_limit"])
     restart = data.get("restart_policy") or data.get("restartPolicy")
     return Container.of(data.get("name") or default_name, requests, limits, restart)

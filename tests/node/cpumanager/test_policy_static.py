@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
-from numaplane.api.pod import Container, Pod
+from numaplane.api.pod import Container, Pod, ResourceRequirements
+from numaplane.api.quantity import Quantity
 from numaplane.node.cpumanager.errors import SMTAlignmentError
 from numaplane.node.cpumanager.metrics import (
     ALIGNED_COMPUTE_RESOURCES,
@@ -181,3 +182,16 @@ def test_none_policy() -> None:
     assert state.get_cpu_assignments() == {}
     assert policy.get_topology_hints(state, Pod.of("p", [c]), c) is None
     assert policy.get_allocatable_cpus(state) == CPUSet()
+
+
+def test_pod_level_resources_stay_shared() -> None:
+    c = gu("c", "2")
+    res = ResourceRequirements({"cpu": Quantity.parse("2")}, {"cpu": Quantity.parse("2")})
+    pod = replace(Pod.of("p", [c]), resources=res)
+    policy = StaticPolicy(DUAL_SOCKET_HT, 0)
+    state = InMemoryState()
+    policy.start(state)
+    policy.allocate(state, pod, c)
+    assert state.get_cpu_assignments() == {}
+    assert policy.metrics.pinning_requests_total == 0
+    assert policy.get_pod_topology_hints(state, pod) is None

@@ -15,23 +15,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numaplane.node.checkpoint import (
-    CHECKSUM,
-    STRING,
     CheckpointDecodeError,
     CheckpointError,
     CheckpointRestoreError,
     CorruptCheckpointError,
+)
+from numaplane.node.gocodec import (
+    CHECKSUM,
+    STRING,
     GoField,
     GoType,
     go_checksum,
-    go_marshal,
     go_percent_q,
-    go_unmarshal,
     map_of,
     ptr_to,
     spew_sharp_v,
     struct,
 )
+from numaplane.node.gojson import GoJSONError, go_marshal, go_unmarshal
 from numaplane.topology.cpuset import CPUSet
 
 CPU_MANAGER_CHECKPOINT = "cpu_manager_state"
@@ -189,7 +190,7 @@ def _unmarshal(data: bytes, t: GoType, source: str) -> dict[str, Any]:
     into = {"PolicyName": "", "DefaultCPUSet": "", "Entries": {}, "Checksum": 0}
     try:
         value = go_unmarshal(data, t, into)
-    except CheckpointDecodeError as exc:
+    except GoJSONError as exc:
         raise CheckpointDecodeError(str(exc), source=source) from None
     assert isinstance(value, dict)
     return value

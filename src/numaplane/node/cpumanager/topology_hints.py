@@ -20,9 +20,21 @@ from numaplane.topology.cpuset import CPUSet
 CPU = "cpu"
 
 
+def uses_pod_level_resources(pod: Pod) -> bool:
+    """Whether the pod sets pod-level cpu or memory (``spec.resources``)."""
+    res = pod.resources
+    if res is None:
+        return False
+    return any(name in ("cpu", "memory") for name in (*res.requests, *res.limits))
+
+
 def guaranteed_cpus(pod: Pod, container: Container) -> int:
-    """Exclusive CPUs the container gets: its whole CPU request in a Guaranteed pod, else 0."""
-    if pod.qos_class != QOSClass.GUARANTEED:
+    """Exclusive CPUs the container gets: its whole CPU request in a Guaranteed pod, else 0.
+
+    Pods with pod-level resources stay on the shared pool: upstream's static policy skips them
+    unless the (alpha) PodLevelResourceManagers gate is on, which numaplane does not model.
+    """
+    if pod.qos_class != QOSClass.GUARANTEED or uses_pod_level_resources(pod):
         return 0
     quantity = container.resources.requests.get(CPU)
     if quantity is None:

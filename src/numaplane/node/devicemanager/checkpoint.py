@@ -16,23 +16,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numaplane.node.checkpoint import (
+    CheckpointDecodeError,
+    CheckpointError,
+    CorruptCheckpointError,
+)
+from numaplane.node.gocodec import (
     CHECKSUM,
     INT64,
     STRING,
     UINT8,
-    CheckpointDecodeError,
-    CheckpointError,
-    CorruptCheckpointError,
     GoField,
     GoType,
     go_checksum,
-    go_marshal,
-    go_unmarshal,
     map_of,
     slice_of,
     spew_sharp_v,
     struct,
 )
+from numaplane.node.gojson import GoJSONError, go_marshal, go_unmarshal
 
 DEVICE_MANAGER_CHECKPOINT = "kubelet_internal_checkpoint"
 """The file name, in the kubelet's ``device-plugins`` directory."""
@@ -196,7 +197,7 @@ def _unmarshal(data: bytes, t: GoType, source: str) -> dict[str, Any]:
     }
     try:
         value = go_unmarshal(data, t, into)
-    except CheckpointDecodeError as exc:
+    except GoJSONError as exc:
         raise CheckpointDecodeError(str(exc), source=source) from None
     assert isinstance(value, dict)
     return value

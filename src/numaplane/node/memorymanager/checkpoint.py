@@ -19,27 +19,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from numaplane.node.checkpoint import (
-    CHECKSUM,
-    INT,
-    STRING,
-    UINT64,
     CheckpointDecodeError,
     CheckpointError,
     CheckpointRestoreError,
     CorruptCheckpointError,
+)
+from numaplane.node.gocodec import (
+    CHECKSUM,
+    INT,
+    STRING,
+    UINT64,
     GoField,
     GoType,
     fnv32a,
-    go_marshal,
     go_percent_q,
-    go_unmarshal,
-    go_unmarshal_lenient,
     map_of,
     ptr_to,
     slice_of,
     spew_sharp_v,
     struct,
 )
+from numaplane.node.gojson import GoJSONError, go_marshal, go_unmarshal, go_unmarshal_lenient
 
 MEMORY_MANAGER_CHECKPOINT = "memory_manager_state"
 """The file name the kubelet uses in its root directory."""
@@ -244,7 +244,7 @@ class MemoryManagerCheckpoint:
         into = _empty_value(version)
         try:
             value = go_unmarshal(data, t, into)
-        except CheckpointDecodeError as exc:
+        except GoJSONError as exc:
             raise CheckpointDecodeError(str(exc), source=source) from None
         actual = fnv32a(_normalise(spew_sharp_v({**value, "Checksum": 0}, t)))
         stored = value["Checksum"]
@@ -319,7 +319,7 @@ def _load_v3(data: bytes, source: str) -> MemoryManagerCheckpoint:
     into = {**_empty_value(1), "Data": "", "DataChecksum": 0}
     try:
         value, type_error = go_unmarshal_lenient(data, CHECKPOINT_V3_TYPE, into)
-    except CheckpointDecodeError as exc:
+    except GoJSONError as exc:
         message = f"failed to deserialize memory manager checkpoint: {exc}"
         raise _V3Error(message, looks_v3=False, source=source) from None
     looks_v3 = bool(value["Data"]) or value["DataChecksum"] != 0
@@ -330,7 +330,7 @@ def _load_v3(data: bytes, source: str) -> MemoryManagerCheckpoint:
     del inner_into["Checksum"]
     try:
         inner = go_unmarshal(value["Data"].encode("utf-8"), DATA_TYPE, inner_into)
-    except CheckpointDecodeError as exc:
+    except GoJSONError as exc:
         message = f"failed to deserialize memory manager checkpoint data: {exc}"
         raise _V3Error(message, looks_v3=looks_v3, source=source) from None
     actual = data_checksum(value["Data"])
