@@ -8,6 +8,7 @@ tests can compare the two.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -58,8 +59,9 @@ def fixture_path(name: str) -> Path:
     raise FileNotFoundError(name)
 
 
+@functools.cache
 def machine_fixture(name: str) -> Machine:
-    """Load a shared capture or export with numaplane's own discovery."""
+    """Load a shared capture or export with numaplane's own discovery (cached: immutable)."""
     return load_path(fixture_path(name))
 
 

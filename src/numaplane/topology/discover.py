@@ -131,8 +131,13 @@ def _extract(path: Path, dest: Path, source: str) -> None:
                 # hard links, devices, FIFOs: a capture's topology never needs them
             for rel_link, link_target in links:
                 _make_link(dest, rel_link, link_target)
+    except tarfile.ReadError:
+        raise TarballError(
+            source, "cannot unpack: not a tar archive (plain, gzip, bzip2 or xz) or corrupt"
+        ) from None
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        raise TarballError(source, f"cannot unpack tar archive: {exc}") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TarballError(source, f"cannot unpack tar archive: {reason}") from None
 
 
 # Captures hold thousands of files discovery never reads; unpacking only the ones it reads

@@ -10,7 +10,8 @@ Mapping choices where XML and the kernel's interfaces differ:
 - hwloc gives a CPU-less memory node (HBM, MCDRAM) the cpuset of its locality; the kernel gives
   it no CPUs. A CPU inside several NUMA nodes' cpusets belongs to the lowest node id; the other
   nodes become CPU-less, as the kernel reports them.
-- CPUs in the machine's ``complete_cpuset`` but not its ``cpuset`` are offline.
+- CPUs in the machine's ``complete_cpuset`` but not its ``cpuset`` are offline, and so are
+  PUs in no NUMA node's cpuset (the kubelet cannot see a CPU outside every node).
 - ``class_id`` of a PCI device is hwloc's 16-bit class (``0x0200``): XML drops the prog-if
   byte the kernel's 24-bit ``class`` file holds. Drivers and SR-IOV links are not exported.
 """
@@ -194,30 +195,31 @@ class _Walk:
     def machine(
         self, top: ET.Element, distances: dict[int, dict[int, int]], *, name: str, source: str
     ) -> Machine:
-        online = CPUSet(p.id for p in self.pus)
         numa_of: dict[int, int] = {}
         for node_id in sorted(self.nodes, reverse=True):  # lowest id wins
             for cpu_id in self.nodes[node_id][0]:
                 numa_of[cpu_id] = node_id
-        default_numa = min(self.nodes) if self.nodes else 0
+        if not self.nodes:
+            self.nodes[0] = (CPUSet(p.id for p in self.pus), 0, ())
+            numa_of = {p.id: 0 for p in self.pus}
+        # A PU in no NUMA node is invisible to the kubelet (as in sysfs): kept as offline.
+        online = CPUSet(p.id for p in self.pus if p.id in numa_of)
         cpus = [
             CPU(
                 id=p.id,
                 core=p.core,
                 socket=p.package,
-                numa=numa_of.get(p.id, default_numa),
+                numa=numa_of.get(p.id, -1),
                 die=p.die,
                 uncore_cache=p.uncore if p.uncore is not None else p.package,
-                online=True,
+                online=p.id in online,
                 physical_core=(p.core_cpus & online or CPUSet([p.id])).min(),
             )
             for p in self.pus
         ]
         complete = _bitmap(top.get("complete_cpuset")) or CPUSet()
-        cpus.extend(CPU(c, -1, -1, numa_of.get(c, -1), online=False) for c in complete - online)
-        if not self.nodes:
-            self.nodes[0] = (online, 0, ())
-            numa_of = dict.fromkeys(online, 0)
+        listed = CPUSet(p.id for p in self.pus)
+        cpus.extend(CPU(c, -1, -1, numa_of.get(c, -1), online=False) for c in complete - listed)
         nodes = [
             NUMANode(
                 id=node_id,

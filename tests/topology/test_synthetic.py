@@ -1,0 +1,116 @@
+"""Synthetic shapes and presets; presets match the kubelet's test fixtures."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from numaplane.testing.fixtures import shared_topologies_dir
+from numaplane.topology.errors import SyntheticSpecError
+from numaplane.topology.presets import PRESETS, preset
+from numaplane.topology.synthetic import parse_shape, parse_synthetic
+
+
+def test_issue_example_shape() -> None:
+    m = parse_synthetic(
+        "sockets=2,numa-per-socket=2,cores-per-numa=8,threads-per-core=2,"
+        "memory-per-numa=64Gi,gpus-per-numa=1"
+    )
+    assert len(m.online_cpus) == 64
+    assert m.numa_ids == (0, 1, 2, 3)
+    assert m.numa_nodes_in_sockets(1) == (2, 3)
+    assert all(n.memory_bytes == 64 << 30 for n in m.numa_nodes)
+    assert [d.numa for d in m.devices] == [0, 1, 2, 3]
+    assert m.distance(0, 1) == 11
+    assert m.distance(0, 2) == 21
+    assert m.siblings(0) == m.siblings(32)
+
+
+def test_offline_memory_only_and_hugepages() -> None:
+    m = parse_synthetic("cores-per-numa=2,threads-per-core=2,offline=3,memory-only-numa=1,"
+                        "hugepages-2Mi-per-numa=16")
+    assert str(m.offline_cpu_ids) == "3"
+    assert m.siblings(1) == m.all_cpu_ids & m.cpus_in_physical_cores(1)
+    assert not m.numa_node(1).cpus
+    assert m.numa_node(0).hugepages[0].resource_name == "hugepages-2Mi"
+
+
+@dataclass(frozen=True)
+class Bad:
+    name: str
+    spec: str
+    message: str
+
+
+BAD = (
+    Bad("unknown key", "cores=4", "unknown key"),
+    Bad("missing equals", "sockets=2,numa", "not key=value"),
+    Bad("zero sockets", "sockets=0", "at least 1"),
+    Bad("duplicate", "sockets=1,sockets=2", "twice"),
+    Bad("both numa modes", "sockets=2,numa-per-socket=2,sockets-per-numa=2", "cannot both"),
+    Bad("uneven split", "numa-per-socket=3,cores-per-socket=4", "evenly"),
+    Bad("offline out of range", "cores-per-numa=2,offline=5", "outside"),
+    Bad("bad size", "memory-per-numa=lots", "size"),
+    Bad("bad numbering", "numbering=random", "numbering"),
+    Bad("too big", "sockets=4096,cores-per-numa=4096", "exceed"),
+)
+
+
+@pytest.mark.parametrize("case", BAD, ids=lambda c: c.name)
+def test_bad_shapes(case: Bad) -> None:
+    with pytest.raises(SyntheticSpecError, match=case.message):
+        parse_synthetic(case.spec)
+
+
+@given(
+    sockets=st.integers(1, 4),
+    nps=st.integers(1, 3),
+    cores=st.integers(1, 6),
+    threads=st.integers(1, 4),
+    numbering=st.sampled_from(["linear", "interleaved", "adjacent"]),
+)
+def test_shape_laws(sockets: int, nps: int, cores: int, threads: int, numbering: str) -> None:
+    spec = (f"sockets={sockets},numa-per-socket={nps},cores-per-numa={cores},"
+            f"threads-per-core={threads},numbering={numbering}")
+    m = parse_synthetic(spec)
+    assert str(m.all_cpu_ids) == f"0-{sockets * nps * cores * threads - 1}" or len(m.cpus) == 1
+    assert len(m.physical_core_ids) == sockets * nps * cores
+    assert m.threads_per_core == threads
+    for node in m.numa_nodes:
+        assert len(node.cpus) == cores * threads
+    assert parse_shape(parse_shape(spec).to_spec()) == parse_shape(spec)
+
+
+def _kubelet_topologies() -> dict[str, dict[str, object]]:
+    base = shared_topologies_dir()
+    path = (base.parent if base else Path("/nonexistent")) / "vectors" / "topologies.json"
+    if not path.exists():
+        pytest.skip("topologies.json is not present")
+    data: dict[str, dict[str, object]] = json.loads(path.read_text())["topologies"]
+    return data
+
+
+@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.fixture])
+def test_preset_matches_kubelet_fixture(name: str) -> None:
+    fixture = _kubelet_topologies()[str(PRESETS[name].fixture)]
+    rows = fixture["cpus"]
+    assert isinstance(rows, list)
+    machine = preset(name)
+    assert len(machine.cpus) == len(rows)
+    for row in rows:
+        cpu = machine.cpu(row["cpu"])
+        assert (cpu.core, cpu.socket, cpu.numa) == (row["core"], row["socket"], row["numa"])
+        if "uncore_cache" in row:
+            assert cpu.uncore_cache == row["uncore_cache"]
+
+
+def test_every_preset_builds() -> None:
+    for p in PRESETS.values():
+        m = p.build()
+        assert m.online_cpus
+        assert all(n.distance_to(n.id) == 10 for n in m.numa_nodes)
