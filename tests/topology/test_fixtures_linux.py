@@ -137,17 +137,36 @@ class KubeletView:
 
 
 KUBELET_VIEWS = (
-    KubeletView("buggy NUMA: all CPUs in the last node", "8em64t-2s2ca2c-buggynuma",
-                tuple(range(8)), {0: 7, 7: 7}, "0-7"),
+    KubeletView(
+        "buggy NUMA: all CPUs in the last node",
+        "8em64t-2s2ca2c-buggynuma",
+        tuple(range(8)),
+        {0: 7, 7: 7},
+        "0-7",
+    ),
     KubeletView("no NUMA dirs: node per package", "2arm-2c", (3,), {0: 3, 1: 3}, "0-1"),
-    KubeletView("offline node 0 hides its CPUs", "offline-cpu0-node0", (1,), {5: 1, 19: 1},
-                "5,7,9,11,13,15,17,19"),
-    KubeletView("memory-only GPU nodes", "nvidiagpunumanodes", (0, 8, *range(250, 256)),
-                {0: 0, 88: 8}, "0-15,88-103"),
-    KubeletView("offline CPUs", "16em64t-4s2c2t-offlines", (0,), {0: 0, 15: 0},
-                "0-1,3-4,6-12,15"),
-    KubeletView("sparse node ids", "48amd64-4pa2n6c-sparse", (0, 1, 2, 33, 34, 45, 72, 73),
-                {47: 73, 18: 33}, "0-47"),
+    KubeletView(
+        "offline node 0 hides its CPUs",
+        "offline-cpu0-node0",
+        (1,),
+        {5: 1, 19: 1},
+        "5,7,9,11,13,15,17,19",
+    ),
+    KubeletView(
+        "memory-only GPU nodes",
+        "nvidiagpunumanodes",
+        (0, 8, *range(250, 256)),
+        {0: 0, 88: 8},
+        "0-15,88-103",
+    ),
+    KubeletView("offline CPUs", "16em64t-4s2c2t-offlines", (0,), {0: 0, 15: 0}, "0-1,3-4,6-12,15"),
+    KubeletView(
+        "sparse node ids",
+        "48amd64-4pa2n6c-sparse",
+        (0, 1, 2, 33, 34, 45, 72, 73),
+        {47: 73, 18: 33},
+        "0-47",
+    ),
 )
 
 

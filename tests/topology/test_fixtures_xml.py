@@ -58,9 +58,7 @@ def test_export_agrees_with_elementtree(name: str) -> None:
 @pytest.mark.parametrize("name", xml_fixture_names())
 def test_export_distances_match_the_matrix(name: str) -> None:
     root = ET.parse(fixture_path(name)).getroot()
-    matrix = next(
-        (d for d in root.iter("distances2") if d.get("type") == "NUMANode"), None
-    )
+    matrix = next((d for d in root.iter("distances2") if d.get("type") == "NUMANode"), None)
     machine = machine_fixture(name)
     if matrix is None:
         assert all(not n.distances for n in machine.numa_nodes)

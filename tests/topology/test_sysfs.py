@@ -145,7 +145,7 @@ def test_pci_devices_with_sriov_and_odd_links(tmp_path: Path) -> None:
         f"{dev}/0000:01:02.0/numa_node": "-1",
     }
     links = {
-        "sys/bus/pci/devices/0000:01:00.0": f"../../../devices/pci0000:00/0000:01:00.0",
+        "sys/bus/pci/devices/0000:01:00.0": "../../../devices/pci0000:00/0000:01:00.0",
         # an absolute link, as some captures hold: taken relative to the root
         "sys/bus/pci/devices/0000:01:02.0": f"/{dev}/0000:01:02.0",
         "sys/bus/pci/devices/0000:ff:00.0": "../../../devices/missing",
@@ -166,8 +166,11 @@ def test_pci_devices_with_sriov_and_odd_links(tmp_path: Path) -> None:
 def test_link_escaping_the_root_is_not_followed(tmp_path: Path) -> None:
     outside = write_tree(tmp_path / "outside", {"dev/numa_node": "5", "dev/vendor": "0x1234"})
     root = tmp_path / "root"
-    write_tree(root, {**cpu_files([(0, 0, 0)]), **node_files(0, "0", 1, "10")},
-               {"sys/bus/pci/devices/0000:00:01.0": str(outside.resolve() / "dev")})
+    write_tree(
+        root,
+        {**cpu_files([(0, 0, 0)]), **node_files(0, "0", 1, "10")},
+        {"sys/bus/pci/devices/0000:00:01.0": str(outside.resolve() / "dev")},
+    )
     (device,) = read_sysfs(root).devices
     assert device.vendor == "0x0000"
     assert device.numa is None

@@ -77,7 +77,9 @@ def _session(
     records: PodRecords | None = None
     states = NodeStates()
     if state_dir is not None:
-        states = open_node_states(state_dir, config.cpu_manager_policy, config.memory_manager_policy)
+        states = open_node_states(
+            state_dir, config.cpu_manager_policy, config.memory_manager_policy
+        )
         records = PodRecords(CheckpointStore(state_dir))
     try:
         node = Node(machine, config, device_sources=sources, states=states)
@@ -132,9 +134,7 @@ Examples:
     "Default: nvidia.com/gpu=0x10de:0x03.",
 )
 @click.option("--explain", is_flag=True, help="Show every provider's hints and the merge.")
-@click.option(
-    "--output", "-o", type=click.Choice(OUTPUTS), default="table", show_default=True
-)
+@click.option("--output", "-o", type=click.Choice(OUTPUTS), default="table", show_default=True)
 def admit(
     pods: tuple[Path, ...],
     machine: Machine,

@@ -7,7 +7,11 @@ import importlib
 import click
 
 # (module under numaplane.cli, attribute): each is a click command or group.
-COMMAND_MODULES: tuple[tuple[str, str], ...] = (("machine", "machine"),)
+COMMAND_MODULES: tuple[tuple[str, str], ...] = (
+    ("machine", "machine"),
+    ("admit", "admit"),
+    ("admit", "release"),
+)
 
 
 def register(group: click.Group) -> None:

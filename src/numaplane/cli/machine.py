@@ -54,7 +54,11 @@ def show(machine: Machine, output: str) -> None:
 
 @machine.command("presets")
 @click.option(
-    "--output", "-o", type=click.Choice(OUTPUTS), default="text", show_default=True,
+    "--output",
+    "-o",
+    type=click.Choice(OUTPUTS),
+    default="text",
+    show_default=True,
     help="text: a table; json/yaml: a list of {name, shape, description, fixture}.",
 )
 def presets(output: str) -> None:

@@ -30,12 +30,14 @@ MACHINE_HELP = (
 )
 
 
-class MachineParamType(click.ParamType):
+class MachineParamType(click.ParamType[Machine]):
     """Turns a ``--machine`` value into a ``Machine`` (see ``load_machine``)."""
 
     name = "machine"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Machine:
         """Load the machine; a ``Machine`` passes through unchanged."""
         if isinstance(value, Machine):
             return value

@@ -36,12 +36,12 @@ def ensure_writable_dir(path: Path) -> None:
     A real probe rather than ``os.access``: permissions are not the only way to be refused
     (read-only mounts, root on NFS), and root passes every ``os.access`` check.
     """
+    if path.exists() and not path.is_dir():
+        raise StateDirError(path, "state directory is not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StateDirError(path, f"cannot create state directory: {exc.strerror or exc}") from exc
-    if not path.is_dir():
-        raise StateDirError(path, "state directory is not a directory")
     try:
         fd, probe = tempfile.mkstemp(prefix=".numaplane-probe.", dir=path)
     except OSError as exc:

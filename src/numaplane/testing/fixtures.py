@@ -141,7 +141,9 @@ def parse_console(text: str) -> Reference:
 _IO = ("HostBridge", "PCIBridge", "PCI", "Bridge", "Misc")
 
 
-def _collect(obj: _Obj, ref: Reference, ancestors: list[_Obj], pending: dict[str, set[int]]) -> None:
+def _collect(
+    obj: _Obj, ref: Reference, ancestors: list[_Obj], pending: dict[str, set[int]]
+) -> None:
     parent = ancestors[-1]
     if obj.type == "Package" and (i := obj.os_index()) is not None:
         ref.packages.add(i)

@@ -245,7 +245,9 @@ def _distances(root: ET.Element, walk: _Walk) -> dict[int, dict[int, int]]:
         else:
             ids = [int(i) for i in raw_ids]
         if len(ids) == count and len(values) == count * count:
-            return {a: {b: values[i * count + j] for j, b in enumerate(ids)} for i, a in enumerate(ids)}
+            return {
+                a: {b: values[i * count + j] for j, b in enumerate(ids)} for i, a in enumerate(ids)
+            }
     return _distances_v1(root, walk)
 
 
@@ -272,5 +274,3 @@ def _bitmap(text: str | None) -> CPUSet | None:
 
 def _int(text: str | None, default: int) -> int:
     return default if text is None else int(text)
-
-

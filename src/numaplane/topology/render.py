@@ -110,7 +110,9 @@ def machine_tree(machine: Machine) -> Tree:
             node = machine.numa_node(node_id)
             shown.add(node_id)
             leaf = branch.add(_node_label(node))
-            _add_cores(leaf, machine, machine.cpus_in_numa_nodes(node_id) & machine.cpus_in_sockets(socket))
+            _add_cores(
+                leaf, machine, machine.cpus_in_numa_nodes(node_id) & machine.cpus_in_sockets(socket)
+            )
             _add_devices(leaf, machine.devices_on_numa(node_id))
     for node in machine.numa_nodes:
         if node.id not in shown:

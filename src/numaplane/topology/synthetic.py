@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from numaplane.topology.cpuset import CPUSet, CPUSetParseError
+from numaplane.topology.cpuset import EMPTY, CPUSet, CPUSetParseError
 from numaplane.topology.errors import SyntheticSpecError
 from numaplane.topology.model import CPU, HugePages, Machine, NUMANode, PCIDevice
 
@@ -65,7 +65,7 @@ class SyntheticShape:
     gpus_per_numa: int = 0
     memory_only_numa: int = 0
     numbering: str = "linear"
-    offline: CPUSet = CPUSet()
+    offline: CPUSet = EMPTY
     socket_order: tuple[int, ...] = ()  # presets only: socket ids in numbering order
 
     def to_spec(self) -> str:
@@ -117,7 +117,9 @@ def parse_shape(text: str) -> SyntheticShape:
             raise SyntheticSpecError(text, f"{item!r} is not key=value")
         field_name = _FIELD_OF_KEY.get(key)
         if field_name is None:
-            raise SyntheticSpecError(text, f"unknown key {key!r} (known: {', '.join(_FIELD_OF_KEY)})")
+            raise SyntheticSpecError(
+                text, f"unknown key {key!r} (known: {', '.join(_FIELD_OF_KEY)})"
+            )
         if field_name in values:
             raise SyntheticSpecError(text, f"key {key!r} given twice")
         values[field_name] = _parse_value(text, key, value)
@@ -255,7 +257,9 @@ def _build(s: SyntheticShape, name: str) -> Machine:
                     physical_core=first,
                 )
             )
-    return Machine(name, tuple(cpus), _nodes(s, cores, cpus), _gpus(s, cores), "synthetic:" + s.to_spec())
+    return Machine(
+        name, tuple(cpus), _nodes(s, cores, cpus), _gpus(s, cores), "synthetic:" + s.to_spec()
+    )
 
 
 def _nodes(s: SyntheticShape, cores: list[_Slot], cpus: list[CPU]) -> tuple[NUMANode, ...]:

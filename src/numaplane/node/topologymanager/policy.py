@@ -13,6 +13,14 @@ Steps, in upstream order:
 
 ``compare`` is a pure function of the two candidates' values, so the exhaustive walk memoises
 its verdicts; the walk itself stays exhaustive and in upstream order.
+
+Hook for ``prefer-most-allocated-numa-node`` (see ``numa_utilization``):
+``HintMerger.merge_with_single_numa_ties`` returns, besides the unchanged merge result, the NUMA
+ids of every distinct *preferred single-node* merged candidate. The single-numa-node policy breaks a tie among two or more of
+them with ``numa_utilization.break_tie``; the merge itself (``compare``/``fitter``) never looks
+at utilization. A faster merge path can reuse the hook by returning the same pair: its best
+hint, and the preferred single-node candidates it saw (for ``single-numa-node`` these are the
+preferred single-node hints whose node every resource's list allows).
 """
 
 from __future__ import annotations
@@ -126,6 +134,10 @@ def iterate_permutations(
         yield list(combo)
 
 
+def _is_single_node(value: int) -> bool:
+    return value != 0 and value & (value - 1) == 0
+
+
 def _mask(hint: TopologyHint) -> BitMask:
     # Merged hints always carry a mask; a missing one counts as empty (never chosen).
     return hint.numa_affinity if hint.numa_affinity is not None else BitMask()
@@ -208,12 +220,27 @@ class HintMerger:
 
     def merge(self) -> TopologyHint:
         """The best merged hint over the full cross product (upstream ``HintMerger.Merge``)."""
+        return self._merge(None)
+
+    def merge_with_single_numa_ties(self) -> tuple[TopologyHint, tuple[int, ...]]:
+        """``merge()``, and the NUMA ids (ascending) of every distinct preferred merged
+        candidate whose mask is a single node: the candidates a utilization tie-break chooses
+        among. When any exists the merge result is one of them (preferred beats non-preferred,
+        and one node is the narrowest mask); under ``Narrowest`` it is the lowest.
+        """
+        ties: set[int] = set()
+        best = self._merge(ties)
+        return best, tuple(sorted(ties))
+
+    def _merge(self, single_numa_ties: set[int] | None) -> TopologyHint:
         default = self.numa_info.default_affinity
         best: TopologyHint | None = None
         best_key: tuple[int, bool] | None = None
         hints_by_key: dict[tuple[int, bool], TopologyHint] = {}
         verdicts: dict[tuple[tuple[int, bool] | None, tuple[int, bool]], bool] = {}
         for key in _merged_candidates(default.value, self.hints):
+            if single_numa_ties is not None and key[1] and _is_single_node(key[0]):
+                single_numa_ties.add(key[0].bit_length() - 1)
             if key == best_key or key[0] == 0:
                 # compare keeps the current hint for an equal or an empty candidate.
                 continue

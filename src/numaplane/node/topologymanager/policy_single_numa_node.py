@@ -3,6 +3,14 @@
 Upstream ``policy_single_numa_node.go``: after filtering, each resource keeps only preferred
 hints that are "any" or name exactly one node; the merge then uses ``Narrowest`` (the
 prefer-closest option does not apply), and a result spanning every node becomes "any".
+
+With ``prefer-most-allocated-numa-node`` (numaplane's, seed KEP-6007) a tie among two or more
+preferred single-node candidates is settled by NUMA utilization (``numa_utilization``) instead
+of by the lowest node id. ``merge_explained`` takes the utilization to read and returns the
+``TieBreak`` it applied; ``merge`` (the ``Policy`` method) has no utilization to read, so a tie
+there falls back to the default. ``UtilizationTieBreakingPolicy`` is the ``Policy`` the Topology
+Manager installs when the option is on: it holds the utilization source and remembers each
+merge's ``TieBreak`` for the explanation.
 """
 
 from __future__ import annotations
@@ -10,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.numa_info import NUMAInfo
+from numaplane.node.topologymanager.numa_utilization import NUMAUtilization, TieBreak, break_tie
 from numaplane.node.topologymanager.policy import (
     POLICY_SINGLE_NUMA_NODE,
     FilteredHints,
@@ -47,13 +57,83 @@ class SingleNumaNodePolicy:
 
     def merge(self, providers_hints: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
         """The best single-node hint and the admission verdict."""
+        best, admit, _ = self.merge_explained(providers_hints)
+        return best, admit
+
+    def merge_explained(
+        self,
+        providers_hints: Sequence[ProviderHints],
+        utilization: NUMAUtilization | None = None,
+    ) -> tuple[TopologyHint, bool, TieBreak | None]:
+        """``merge``, with ``prefer-most-allocated-numa-node`` reading ``utilization``.
+
+        The third value is the tie-break applied, ``None`` when the option is off or fewer than
+        two preferred single-node candidates were found.
+        """
         hints = filter_single_numa_hints(filter_providers_hints(providers_hints))
-        best = HintMerger(self.numa_info, hints, self.name, self.options).merge()
+        merger = HintMerger(self.numa_info, hints, self.name, self.options)
+        tie: TieBreak | None = None
+        if not self.options.prefer_most_allocated_numa_node:
+            best = merger.merge()
+        else:
+            best, tied = merger.merge_with_single_numa_ties()
+            mask = best.numa_affinity
+            if len(tied) > 1 and best.preferred and mask is not None and mask.count() == 1:
+                # With a tie the merge picked one of the tied single nodes (the narrowest).
+                (default,) = mask.bits
+                tie = break_tie(tied, default, utilization)
+                best = TopologyHint(BitMask(tie.chosen), True)
         if best.numa_affinity == self.numa_info.default_affinity:
             # "All nodes" here means nothing constrained the placement: report it as "any".
             best = TopologyHint(None, best.preferred)
-        return best, self.can_admit(best)
+        return best, self.can_admit(best), tie
 
     def can_admit(self, hint: TopologyHint) -> bool:
         """Whether the merged hint is preferred."""
         return hint.preferred
+
+
+class UtilizationTieBreakingPolicy:
+    """``single-numa-node`` with ``prefer-most-allocated-numa-node``, as a ``Policy``.
+
+    ``utilization`` may be set after construction (the node builds its managers after the
+    Topology Manager). Each ``merge`` appends its ``TieBreak`` (or ``None``) to a log that
+    ``take_tie_breaks`` hands out and clears, one entry per merge, in merge order.
+    """
+
+    def __init__(
+        self, inner: SingleNumaNodePolicy, utilization: NUMAUtilization | None = None
+    ) -> None:
+        self.inner = inner
+        self.utilization = utilization
+        self._log: list[TieBreak | None] = []
+
+    @property
+    def name(self) -> str:
+        """``single-numa-node``."""
+        return self.inner.name
+
+    @property
+    def numa_info(self) -> NUMAInfo:
+        """The wrapped policy's NUMA info."""
+        return self.inner.numa_info
+
+    @property
+    def options(self) -> PolicyOptions:
+        """The wrapped policy's options."""
+        return self.inner.options
+
+    def merge(self, providers_hints: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+        """The merge with utilization tie-breaking; the tie-break is logged."""
+        best, admit, tie = self.inner.merge_explained(providers_hints, self.utilization)
+        self._log.append(tie)
+        return best, admit
+
+    def can_admit(self, hint: TopologyHint) -> bool:
+        """Whether the merged hint is preferred."""
+        return self.inner.can_admit(hint)
+
+    def take_tie_breaks(self) -> list[TieBreak | None]:
+        """The tie-breaks logged since the last call, one per merge; the log is cleared."""
+        log, self._log = self._log, []
+        return log
