@@ -32,6 +32,7 @@ from numaplane.node.memorymanager.manager import MemoryManager
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
 from numaplane.node.topologymanager.scope import TopologyAdmission
+from numaplane.node.utilization import ManagersUtilization
 from numaplane.topology.model import Machine
 
 CPU = "cpu"
@@ -176,6 +177,9 @@ class Node:
             self.device_manager.add_source(source)
         self.cpu_manager.start()
         self.memory_manager.start()
+        self.topology_manager.set_utilization(
+            ManagersUtilization(self.cpu_manager, self.memory_manager)
+        )
         self.topology_manager.add_hint_provider(self.cpu_manager, "cpu")
         self.topology_manager.add_hint_provider(self.memory_manager, "memory")
         self.topology_manager.add_hint_provider(self.device_manager, "devices")

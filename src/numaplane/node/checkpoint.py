@@ -4,8 +4,8 @@ The resource managers persist their state as JSON files in the kubelet's formats
 are ``gocodec``/``gojson`` and each manager's ``checkpoint`` module); this module holds what
 they share: the errors, worded as upstream, and ``CheckpointStore``, which writes a file
 atomically (temporary file in the same directory, fsync, rename, fsync of the directory).
-Together with the ``state_checkpoint`` backends built on it, it is the only part of
-``numaplane.node`` that touches files.
+The rest of ``numaplane.node`` stays pure: what persists state (the managers'
+``state_checkpoint`` backends, ``statedir``, ``podrecords``) goes through ``CheckpointStore``.
 """
 
 from __future__ import annotations

@@ -3,16 +3,20 @@
 Each ``Decision`` covers one merge: one container (container scope), the whole pod (pod scope)
 or one container's plain allocation (``none`` policy, no merge). It keeps every provider's hints
 per resource exactly as given (``None`` map, ``None`` list and ``[]`` stay apart), the merged
-hint, the admit verdict and, when allocation failed, which provider failed and how.
+hint, the admit verdict and, when allocation failed, which provider failed and how. With
+``prefer-most-allocated-numa-node``, a merge that broke a tie among single-NUMA candidates also
+carries the ``TieBreak`` (scores and deciding signal); its JSON key ``tie_break`` appears only
+then, so explanations without a tie-break are unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.numa_utilization import TieBreak
 
 ResourceHints = tuple[tuple[str, tuple[TopologyHint, ...] | None], ...]
 """A provider's answer, frozen: ``(resource, hints | None)`` pairs in the provider's order."""
@@ -49,6 +53,7 @@ class Decision:
 
     ``target`` is the container name, or ``"pod"`` for a pod-scope merge; ``containers`` lists
     the containers whose hint was stored from it. ``merged`` is ``None`` when nothing was merged.
+    ``tie_break`` is set when prefer-most-allocated-numa-node settled a tie in this merge.
     """
 
     target: str
@@ -59,10 +64,11 @@ class Decision:
     why: str
     failed_provider: str | None = None
     error: str | None = None
+    tie_break: TieBreak | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
+        """A JSON-ready dict (``tie_break`` only when a tie was broken)."""
+        doc: dict[str, Any] = {
             "target": self.target,
             "containers": list(self.containers),
             "providers": [p.to_json() for p in self.providers],
@@ -72,6 +78,9 @@ class Decision:
             "failed_provider": self.failed_provider,
             "error": self.error,
         }
+        if self.tie_break is not None:
+            doc["tie_break"] = self.tie_break.to_json()
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +108,25 @@ class Explanation:
             lines.append(f"  {d.target}: {merged} -> {verdict} ({d.why})")
             for record in d.providers:
                 lines.append(f"    {record.provider}: {_render_hints(record.hints)}")
+            if d.tie_break is not None:
+                lines.append(f"    {d.tie_break.render_text()}")
             if d.error is not None:
                 lines.append(f"    allocate failed in {d.failed_provider}: {d.error}")
         return "\n".join(lines)
+
+    def with_tie_breaks(self, tie_breaks: Sequence[TieBreak | None]) -> Explanation:
+        """This explanation with one tie-break per merge attached, in order.
+
+        Every decision with a merged hint came from one merge, so the n-th such decision gets
+        the n-th entry. When the counts differ the pairing is unknown and nothing is attached.
+        """
+        merged = [i for i, d in enumerate(self.decisions) if d.merged is not None]
+        if len(merged) != len(tie_breaks) or not any(t is not None for t in tie_breaks):
+            return self
+        decisions = list(self.decisions)
+        for index, tie in zip(merged, tie_breaks, strict=True):
+            decisions[index] = replace(decisions[index], tie_break=tie)
+        return replace(self, decisions=tuple(decisions))
 
 
 def _render_hints(hints: ResourceHints | None) -> str:

@@ -6,18 +6,24 @@ to the none scope (options and scope are not looked at); otherwise the policy op
 distances), machines with more NUMA nodes than ``max-allowable-numa-nodes`` are refused, and
 unknown policy or scope names are errors. Every failure is a ``ConfigurationError`` carrying the
 upstream message.
+
+With ``prefer-most-allocated-numa-node`` the ``single-numa-node`` policy is wrapped in a
+``UtilizationTieBreakingPolicy``; ``utilization`` (or ``set_utilization``) gives it the NUMA
+utilization to read, and ``admit`` attaches each merge's tie-break to the explanation.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 from numaplane.api.pod import Pod
 from numaplane.node.errors import ConfigurationError
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.metrics import TopologyManagerMetrics
 from numaplane.node.topologymanager.numa_info import NodeSpec, NUMAInfo, node_specs_of
+from numaplane.node.topologymanager.numa_utilization import NUMAUtilization
 from numaplane.node.topologymanager.policy import (
     POLICY_BEST_EFFORT,
     POLICY_NONE,
@@ -32,7 +38,10 @@ from numaplane.node.topologymanager.policy_options import (
     parse_policy_options,
 )
 from numaplane.node.topologymanager.policy_restricted import RestrictedPolicy
-from numaplane.node.topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from numaplane.node.topologymanager.policy_single_numa_node import (
+    SingleNumaNodePolicy,
+    UtilizationTieBreakingPolicy,
+)
 from numaplane.node.topologymanager.provider import HintProvider
 from numaplane.node.topologymanager.scope import (
     SCOPE_CONTAINER,
@@ -83,6 +92,7 @@ class TopologyManager:
     """The kubelet's Topology Manager: merge providers' hints, store the affinity, allocate.
 
     ``clock`` returns seconds (monotonic); it times admissions for the duration histogram.
+    ``utilization`` feeds ``prefer-most-allocated-numa-node`` (ignored when the option is off).
     """
 
     def __init__(
@@ -95,10 +105,12 @@ class TopologyManager:
         *,
         metrics: TopologyManagerMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        utilization: NUMAUtilization | None = None,
     ) -> None:
         self.metrics = metrics if metrics is not None else TopologyManagerMetrics()
         self.store = AffinityStore()
         self._clock = clock
+        self._tie_breaking: UtilizationTieBreakingPolicy | None = None
         specs = node_specs_of(topology) if isinstance(topology, Machine) else topology
         if policy == POLICY_NONE:
             self.options = PolicyOptions()
@@ -115,6 +127,9 @@ class TopologyManager:
             raise ConfigurationError(f"unsupported on machines with more than {limit} NUMA Nodes")
         built = build_policy(policy, self.numa_info, self.options)
         self.options.validate_for_policy(built.name)
+        if isinstance(built, SingleNumaNodePolicy) and self.options.prefer_most_allocated_numa_node:
+            self._tie_breaking = UtilizationTieBreakingPolicy(built, utilization)
+            built = self._tie_breaking
         self.scope = build_scope(scope, built, self.store, self.metrics)
         self.metrics.initialize()
 
@@ -132,6 +147,11 @@ class TopologyManager:
     def scope_name(self) -> str:
         """``container``, ``pod``, or ``none`` under the none policy."""
         return self.scope.name
+
+    def set_utilization(self, utilization: NUMAUtilization | None) -> None:
+        """The NUMA utilization prefer-most-allocated-numa-node reads (a no-op without it)."""
+        if self._tie_breaking is not None:
+            self._tie_breaking.utilization = utilization
 
     def add_hint_provider(self, provider: HintProvider, name: str) -> None:
         """Register a provider (kubelet order: cpu, memory, devices, then DRA)."""
@@ -157,6 +177,11 @@ class TopologyManager:
         """Upstream ``Admit``: count the request, run the scope, time it in milliseconds."""
         self.metrics.admission_requests_total.inc()
         start = self._clock()
+        if self._tie_breaking is not None:
+            self._tie_breaking.take_tie_breaks()
         result = self.scope.admit(pod)
         self.metrics.admission_duration_ms.observe((self._clock() - start) * 1000.0)
+        if self._tie_breaking is not None:
+            explanation = result.explanation.with_tie_breaks(self._tie_breaking.take_tie_breaks())
+            result = replace(result, explanation=explanation)
         return result

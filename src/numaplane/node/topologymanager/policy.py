@@ -15,12 +15,13 @@ Steps, in upstream order:
 its verdicts; the walk itself stays exhaustive and in upstream order.
 
 Hook for ``prefer-most-allocated-numa-node`` (see ``numa_utilization``):
-``HintMerger.merge_with_single_numa_ties`` returns, besides the unchanged merge result, the NUMA
-ids of every distinct *preferred single-node* merged candidate. The single-numa-node policy breaks a tie among two or more of
-them with ``numa_utilization.break_tie``; the merge itself (``compare``/``fitter``) never looks
-at utilization. A faster merge path can reuse the hook by returning the same pair: its best
-hint, and the preferred single-node candidates it saw (for ``single-numa-node`` these are the
-preferred single-node hints whose node every resource's list allows).
+``HintMerger.merge_with_single_numa_ties`` returns, besides the unchanged merge result, the
+NUMA ids of every distinct *preferred single-node* merged candidate. The single-numa-node
+policy breaks a tie among two or more of them with ``numa_utilization.break_tie``; the merge
+itself (``compare``/``fitter``) never looks at utilization (pairwise, the tie rule would depend
+on the walk order). A faster merge path can reuse the hook by returning the same pair: its best
+hint, and the preferred single-node candidates it saw (for ``single-numa-node``: each node that
+every resource's filtered list allows, through a hint naming it or an "any" hint).
 """
 
 from __future__ import annotations
