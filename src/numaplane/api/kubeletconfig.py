@@ -32,8 +32,8 @@ from numaplane.api.kubeletvalues import (
     parse_go_duration,
 )
 from numaplane.api.quantity import Quantity
-from numaplane.errors import InputError
 from numaplane.cpuset import CPUSet, CPUSetParseError
+from numaplane.errors import InputError
 
 __all__ = [
     "API_VERSION",
