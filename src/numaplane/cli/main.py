@@ -17,7 +17,11 @@ from numaplane.errors import NumaplaneError
 
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Example: numaplane machine show --machine dual-socket-ht",
+    epilog="""\b
+Examples:
+  numaplane machine show --machine dual-socket-ht
+  numaplane admit pod.yaml --machine / --config /var/lib/kubelet/config.yaml --explain
+  numaplane COMMAND --help""",
 )
 @click.version_option(__version__, prog_name="numaplane")
 def cli() -> None:

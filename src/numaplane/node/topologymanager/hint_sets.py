@@ -1,0 +1,364 @@
+"""Hint lists described by a rule instead of listed mask by mask.
+
+Every hint provider answers "each NUMA mask that can hold the request", which is up to
+``2**n - 1`` masks. Those answers share a shape: a mask is a hint when it lies in a universe of
+nodes, meets every capacity threshold (a sum of counts over the nodes or node groups it touches)
+and touches every node set it must touch (reusable CPUs or devices). Such a set is closed under
+adding nodes of the universe, so it is described by the rule alone: a ``Family``. A provider's
+answer is a ``StructuredHints``: some families, some individually checked masks (``extras``)
+and the preference rule (a mask is preferred when its width equals the provider's minimum
+width, or, for CPUs aligned by socket, when it spans the fewest sockets).
+
+``StructuredHints`` is a ``Sequence[TopologyHint]`` whose items, when someone asks for them,
+are exactly the list the exhaustive definition builds (same masks, same order, same flags), so
+code that iterates hints sees no difference. The merge (``merge_search``) never iterates: it
+asks membership and bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import overload
+
+from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
+from numaplane.node.topologymanager.hint import TopologyHint
+
+#: Above this many NUMA nodes an explanation summarises a rule-based hint list.
+SUMMARY_NODE_LIMIT = 8
+
+
+def mask_of(bits: Sequence[int] | Iterator[int]) -> int:
+    """The integer mask of node ids 0-63 (ids outside that range are left out)."""
+    value = 0
+    for bit in bits:
+        if 0 <= bit < 64:
+            value |= 1 << bit
+    return value
+
+
+def bits_of(value: int) -> list[int]:
+    """Set bits of an integer mask, ascending."""
+    out: list[int] = []
+    while value:
+        low = value & -value
+        out.append(low.bit_length() - 1)
+        value ^= low
+    return out
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``sum(count for group, count in groups if group & mask) >= minimum``.
+
+    A group is the node set of one device (or one node's CPUs or memory): it counts once when
+    the mask touches any of its nodes, as upstream's ``AnySet``.
+    """
+
+    groups: tuple[tuple[int, int], ...]
+    minimum: int
+
+    @staticmethod
+    def per_node(amounts: dict[int, int], minimum: int) -> Threshold:
+        """A threshold over per-node amounts (``{node id: amount}``)."""
+        return Threshold(tuple((1 << n, a) for n, a in sorted(amounts.items()) if a), minimum)
+
+    def covered(self, mask: int) -> int:
+        """The amount the mask holds."""
+        return sum(count for group, count in self.groups if group & mask)
+
+    def holds(self, mask: int) -> bool:
+        """Whether the mask holds at least ``minimum``."""
+        return self.minimum <= 0 or self.covered(mask) >= self.minimum
+
+    @cached_property
+    def ranked(self) -> tuple[tuple[int, int], ...]:
+        """``(amount a node can add, node bit)`` per node, largest first (for upper bounds)."""
+        per_bit: dict[int, int] = {}
+        for group, count in self.groups:
+            for bit in bits_of(group):
+                per_bit[bit] = per_bit.get(bit, 0) + count
+        return tuple(sorted(((a, 1 << b) for b, a in per_bit.items() if a > 0), reverse=True))
+
+    def may_reach(self, chosen: int, pool: int, picks: int) -> bool:
+        """Whether ``chosen`` plus ``picks`` nodes of ``pool`` can possibly reach ``minimum``."""
+        have = self.covered(chosen)
+        if have >= self.minimum:
+            return True
+        for amount, bit in self.ranked:
+            if picks == 0:
+                break
+            if bit & pool:
+                have += amount
+                picks -= 1
+                if have >= self.minimum:
+                    return True
+        return False
+
+
+@dataclass(frozen=True)
+class Family:
+    """Masks within ``universe``, at least ``min_size`` wide, touching every set of ``hits``
+    and meeting every threshold. Closed under adding nodes of the universe."""
+
+    universe: int
+    thresholds: tuple[Threshold, ...] = ()
+    hits: tuple[int, ...] = ()
+    min_size: int = 1
+
+    def contains(self, mask: int) -> bool:
+        """Whether ``mask`` is a member."""
+        if mask & ~self.universe or mask.bit_count() < max(self.min_size, 1):
+            return False
+        for hit in self.hits:
+            if not hit & mask:
+                return False
+        return all(t.holds(mask) for t in self.thresholds)
+
+    @cached_property
+    def nonempty(self) -> bool:
+        """Whether any member exists (the universe itself is the widest candidate)."""
+        return self.contains(self.universe)
+
+    def may_extend(self, chosen: int, pool: int, picks: int) -> bool:
+        """Whether some member is ``chosen`` plus exactly ``picks`` nodes of ``pool``."""
+        if chosen & ~self.universe or not self.nonempty:
+            return False
+        pool &= self.universe & ~chosen
+        if pool.bit_count() < picks or chosen.bit_count() + picks < max(self.min_size, 1):
+            return False
+        unmet = 0
+        for hit in self.hits:
+            if not hit & chosen:
+                if not hit & pool:
+                    return False
+                unmet += 1
+        if unmet > picks:
+            return False
+        return all(t.may_reach(chosen, pool, picks) for t in self.thresholds)
+
+
+class StructuredHints(Sequence[TopologyHint]):
+    """A provider's hint list given by rule: ``families``, ``extras`` and a preference rule.
+
+    ``node_ids`` is the order the exhaustive definition visits masks in (``bit_mask_subsets``);
+    the materialised list (indexing, iteration, ``len``) follows it exactly.
+    """
+
+    __slots__ = (
+        "node_ids",
+        "families",
+        "extras",
+        "preferred_width",
+        "aligned",
+        "_items",
+        "_min_count",
+    )
+
+    def __init__(
+        self,
+        node_ids: Sequence[int],
+        families: Sequence[Family],
+        extras: Sequence[int] = (),
+        preferred_width: int = 0,
+        aligned: Callable[[int], bool] | None = None,
+    ) -> None:
+        self.node_ids = tuple(node_ids)
+        self.families = tuple(f for f in families if f.nonempty)
+        universe = mask_of(self.node_ids)
+        self.extras = frozenset(e for e in extras if e and not e & ~universe)
+        self.preferred_width = preferred_width
+        self.aligned = aligned
+        self._items: list[TopologyHint] | None = None
+        self._min_count: int | None = None
+
+    # -- rule queries ------------------------------------------------------------------------
+
+    @property
+    def universe(self) -> int:
+        """Every node a hint may name."""
+        return mask_of(self.node_ids)
+
+    def contains(self, mask: int) -> bool:
+        """Whether ``mask`` is one of the hints."""
+        return mask in self.extras or any(f.contains(mask) for f in self.families)
+
+    def preferred(self, mask: int) -> bool:
+        """The preferred flag a hint with this mask carries."""
+        if mask.bit_count() == self.preferred_width:
+            return True
+        return self.aligned is not None and self.aligned(mask)
+
+    def may_extend(self, chosen: int, pool: int, picks: int) -> bool:
+        """Whether some hint is ``chosen`` plus exactly ``picks`` nodes of ``pool``."""
+        width = chosen.bit_count() + picks
+        for extra in self.extras:
+            if (
+                extra.bit_count() == width
+                and extra & chosen == chosen
+                and not extra & ~(chosen | pool)
+            ):
+                return True
+        return any(f.may_extend(chosen, pool, picks) for f in self.families)
+
+    def has_superset(self, mask: int) -> bool:
+        """Whether some hint contains every node of ``mask``."""
+        if any(e & mask == mask for e in self.extras):
+            return True
+        return any(not mask & ~f.universe for f in self.families)
+
+    def is_empty(self) -> bool:
+        """Whether the rule admits no mask at all."""
+        return not self.extras and not self.families
+
+    def min_count(self) -> int:
+        """Width of the narrowest hint (0 when there is none)."""
+        if self._min_count is None:
+            self._min_count = self._find_min_count()
+        return self._min_count
+
+    def _find_min_count(self) -> int:
+        best = min((e.bit_count() for e in self.extras), default=0)
+        universe = self.universe
+        limit = best - 1 if best else universe.bit_count()
+        for width in range(1, limit + 1):
+            for family in self.families:
+                if family_has_width(family, universe, width):
+                    return width
+        return best
+
+    # -- the list view -----------------------------------------------------------------------
+
+    def materialize(self) -> list[TopologyHint]:
+        """The exhaustive list: every hint in ``bit_mask_subsets`` order with its flag."""
+        if self._items is None:
+            items: list[TopologyHint] = []
+            for mask in bit_mask_subsets(self.node_ids):
+                value = mask.value
+                if self.contains(value):
+                    items.append(TopologyHint(mask, self.preferred(value)))
+            self._items = items
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> TopologyHint: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TopologyHint]: ...
+
+    def __getitem__(self, index: int | slice) -> TopologyHint | Sequence[TopologyHint]:
+        return self.materialize()[index]
+
+    def __len__(self) -> int:
+        return len(self.materialize())
+
+    def __iter__(self) -> Iterator[TopologyHint]:
+        return iter(self.materialize())
+
+    def __bool__(self) -> bool:
+        return not self.is_empty()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (StructuredHints, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StructuredHints(nodes={len(self.node_ids)}, {self.summary()})"
+
+    # -- explanations ------------------------------------------------------------------------
+
+    def is_large(self) -> bool:
+        """Whether explanations should summarise rather than list."""
+        return len(self.node_ids) > SUMMARY_NODE_LIMIT
+
+    def narrowest(self, limit: int = 4) -> list[TopologyHint]:
+        """Up to ``limit`` narrowest hints (fewest nodes, then smallest mask value)."""
+        found: list[TopologyHint] = []
+        universe = self.universe
+        nodes = bits_of(universe)
+        width = self.min_count()
+        while width and width <= len(nodes) and len(found) < limit:
+            for value in _masks_of_width(nodes, width):
+                if self.contains(value):
+                    found.append(TopologyHint(BitMask.from_int(value), self.preferred(value)))
+                    if len(found) == limit:
+                        break
+            width += 1
+        return found
+
+    def summary(self) -> str:
+        """A one-line description: the narrowest width and the narrowest hints."""
+        if self.is_empty():
+            return "no hints"
+        shown = " ".join(str(h) for h in self.narrowest())
+        return f"narrowest width {self.min_count()}, preferred width {self.preferred_width}: {shown} ..."
+
+    def summary_json(self) -> dict[str, object]:
+        """The summary as JSON: ``{"summary": true, "nodes", "narrowest_width", ...}``."""
+        return {
+            "summary": True,
+            "nodes": len(self.node_ids),
+            "narrowest_width": self.min_count(),
+            "preferred_width": self.preferred_width,
+            "narrowest": [h.to_json() for h in self.narrowest()],
+        }
+
+
+def family_has_width(family: Family, universe: int, width: int) -> bool:
+    """Whether the family has a member exactly ``width`` wide (depth-first, pruned)."""
+    nodes = bits_of(universe & family.universe)
+    prefix = [0]
+    for bit in nodes:
+        prefix.append(prefix[-1] | 1 << bit)
+
+    def walk(chosen: int, picks: int, limit: int) -> bool:
+        if picks == 0:
+            return family.contains(chosen)
+        for index in range(picks - 1, limit):
+            step = chosen | 1 << nodes[index]
+            if family.may_extend(step, prefix[index], picks - 1) and walk(
+                step, picks - 1, index
+            ):
+                return True
+        return False
+
+    return family.may_extend(0, prefix[len(nodes)], width) and walk(0, width, len(nodes))
+
+
+def _masks_of_width(nodes: Sequence[int], width: int) -> Iterator[int]:
+    # Ascending value: the highest node first, then the rest below it.
+    def walk(chosen: int, picks: int, limit: int) -> Iterator[int]:
+        if picks == 0:
+            yield chosen
+            return
+        for index in range(picks - 1, limit):
+            yield from walk(chosen | 1 << nodes[index], picks - 1, index)
+
+    yield from walk(0, width, len(nodes))
+
+
+def min_width_meeting(
+    node_ids: Sequence[int], thresholds: Sequence[Threshold], default: int
+) -> int:
+    """Width of the narrowest mask of ``node_ids`` meeting every threshold, else ``default``.
+
+    This is the "minimum affinity size" every provider prefers: computed over all masks, so it
+    reflects capacity, not what is free.
+    """
+    universe = mask_of(node_ids)
+    family = Family(universe, tuple(thresholds))
+    if not family.nonempty:
+        return default
+    for width in range(1, universe.bit_count() + 1):
+        if family_has_width(family, universe, width):
+            return min(width, default)
+    return default
+
+
+def is_structured(hints: object) -> bool:
+    """Whether a provider's hint list is rule-based."""
+    return isinstance(hints, StructuredHints)
