@@ -3,19 +3,24 @@
 The resource managers persist their state as JSON files in the kubelet's formats (the codecs
 are ``gocodec``/``gojson`` and each manager's ``checkpoint`` module); this module holds what
 they share: the errors, worded as upstream, and ``CheckpointStore``, which writes a file
-atomically (temporary file in the same directory, fsync, rename, fsync of the directory).
+atomically (temporary file in the same directory, fsync, rename, fsync of the directory),
+and ``CheckpointedState``/``PolicyCheckpointedState``, the mechanics of the managers'
+``state_checkpoint`` backends (an in-memory cache mirrored to one file after every change).
 The rest of ``numaplane.node`` stays pure: what persists state (the managers'
 ``state_checkpoint`` backends, ``statedir``, ``podrecords``) goes through ``CheckpointStore``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar, Generic, Self, TypeVar
 
 from numaplane.errors import NumaplaneError
 
@@ -147,3 +152,103 @@ class CheckpointStore:
             pass  # some filesystems refuse fsync on directories
         finally:
             os.close(fd)
+
+
+# -- checkpointed manager state --------------------------------------------------------------
+
+_C = TypeVar("_C")
+
+
+class CheckpointedState(ABC, Generic[_C]):
+    """An in-memory cache ``_C`` mirrored to checkpoint file ``checkpoint_name`` (upstream's
+    ``stateCheckpoint``): reads go to the cache; each change updates the cache, then rewrites
+    the whole file.
+
+    A subclass names its file, encodes its cache (``_encode``) and calls ``_store_state`` after
+    each change. A failed write is logged, under the subclass's module logger, and the change
+    kept, as upstream: the cache stays authoritative and the next successful write catches the
+    file up.
+    """
+
+    checkpoint_name: ClassVar[str]
+    """The file's name in the state directory."""
+
+    _write_failure_log: ClassVar[str] = "failed to store state to checkpoint %s: %s"
+    """The ``%``-format (file, error) logged when a write after a change fails."""
+
+    def __init__(self, store: CheckpointStore, cache: _C) -> None:
+        """Mirror ``cache`` to ``store``; nothing is read or written yet."""
+        self._store = store
+        self._cache = cache
+
+    @property
+    def path(self) -> Path:
+        """The checkpoint file."""
+        return self._store.path(self.checkpoint_name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(path={str(self.path)!r})"
+
+    @abstractmethod
+    def _encode(self) -> bytes:
+        """The checkpoint file's content for the current cache."""
+
+    def _write(self) -> None:
+        self._store.write(self.checkpoint_name, self._encode())
+
+    def _store_state(self) -> None:
+        try:
+            self._write()
+        except CheckpointError as exc:
+            logging.getLogger(type(self).__module__).error(self._write_failure_log, self.path, exc)
+
+
+class PolicyCheckpointedState(CheckpointedState[_C]):
+    """A checkpointed state that belongs to one policy and is restored strictly (the CPU and
+    memory managers): an unusable file is refused with the kubelet's advice (``_restore_hint``),
+    and a missing one is a first start, written at once.
+    """
+
+    def __init__(self, store: CheckpointStore, policy_name: str, cache: _C) -> None:
+        """Wrap ``cache``; use the subclass's ``open`` to restore from (or create) the file."""
+        super().__init__(store, cache)
+        self._policy_name = policy_name
+
+    @property
+    def policy_name(self) -> str:
+        """The policy this state belongs to (written into every checkpoint)."""
+        return self._policy_name
+
+    @classmethod
+    @abstractmethod
+    def _restore_hint(cls, path: Path) -> str:
+        """What the kubelet tells the operator when ``path`` is unusable."""
+
+    @classmethod
+    def _restore(
+        cls,
+        state_dir: Path,
+        policy_name: str,
+        restore: Callable[[bytes | None, str], _C],
+    ) -> Self:
+        """Open the state of ``policy_name`` in ``state_dir`` (upstream ``NewCheckpointState``).
+
+        ``restore`` turns the file's bytes (``None``: no file) and its path into the cache, and
+        raises ``CheckpointError`` on an unusable file. Every failure, the initial write's
+        included, is raised as ``CheckpointRestoreError`` with the hint and ``source`` = the file.
+        """
+        store = CheckpointStore(state_dir)
+        path = store.path(cls.checkpoint_name)
+        try:
+            data = store.read(cls.checkpoint_name)
+            opened = cls(store, policy_name, restore(data, str(path)))
+            if data is None:
+                opened._write()
+        except CheckpointError as exc:
+            # A codec's restore error is rewrapped from its cause, so that every refusal carries
+            # this manager's hint exactly once.
+            cause = exc.cause if isinstance(exc, CheckpointRestoreError) else str(exc)
+            raise CheckpointRestoreError(
+                cause, hint=cls._restore_hint(path), source=str(path)
+            ) from exc
+        return opened

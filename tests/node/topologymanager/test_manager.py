@@ -227,7 +227,7 @@ def test_explanation_keeps_the_empties_apart_and_renders() -> None:
     assert data["explanation"]["decisions"][0]["merged"] == {"numa": [1], "preferred": False}
     text = result.explanation.render_text()
     assert "hugepages-1Gi: no possible placement" in text
-    assert "devices: cpu: {numa: 1, preferred: true}" in text
+    assert "devices manager: cpu: {numa: 1, preferred: true}" in text
 
 
 def test_clock_is_injected_for_duration() -> None:

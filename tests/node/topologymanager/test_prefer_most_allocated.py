@@ -507,7 +507,16 @@ def test_explanation_records_the_tie_break(scope: str) -> None:
         "cpu": {"scores": {"0": "0", "1": "0", "3": "30"}, "winner": 3},
         "memory": {"scores": {"0": "0", "1": "0", "3": "0"}, "winner": None},
     }
-    assert "tie among NUMA nodes [0, 1, 3] -> 3 (decided by cpu" in result.explanation.render_text()
+    text = result.explanation.render_text()
+    assert "tie among NUMA nodes [0, 1, 3] -> 3: CPU utilization decides" in text
+    assert "cpu 0: 0%, 1: 0%, 3: 30%; memory 0: 0%" in text
+
+
+def test_render_shows_fractions_to_two_decimals() -> None:
+    tie = break_tie((0, 1), 0, FixedUtilization(_scores(Fraction(250, 3), Fraction(2, 3)), None))
+    assert "cpu 0: ~83.33%, 1: ~0.67%; memory unavailable" in tie.render_text()
+    assert "CPU utilization decides" in tie.render_text()
+    assert tie.to_json()["cpu"]["scores"] == {"0": "250/3", "1": "2/3"}
 
 
 def test_explanation_without_the_option_has_no_tie_break_key() -> None:
@@ -556,3 +565,23 @@ def test_rejected_merge_keeps_its_none_entry() -> None:
     assert (
         "tie_break" not in json.loads(json.dumps(result.to_json()))["explanation"]["decisions"][0]
     )
+
+
+def test_with_tie_breaks_needs_one_entry_per_merge_and_a_tie() -> None:
+    tm = _manager("container", True, FixedUtilization(_scores(0, 0, 0, 30)))
+    result = tm.admit(POD)
+    explanation = result.explanation
+    stripped = explanation.with_tie_breaks([None, None])
+    assert stripped is explanation
+    tie = explanation.decisions[0].tie_break
+    assert explanation.with_tie_breaks([tie]) is explanation
+
+
+def test_the_wrapper_exposes_the_wrapped_policy() -> None:
+    tm = TopologyManager(FOUR, "single-numa-node", "pod", {OPTION: "true"}, ALPHA)
+    policy = tm.policy
+    assert isinstance(policy, UtilizationTieBreakingPolicy)
+    assert policy.options.prefer_most_allocated_numa_node
+    assert policy.numa_info.nodes == (0, 1, 2, 3)
+    assert policy.can_admit(TopologyHint(None, True))
+    assert not policy.can_admit(TopologyHint(BitMask(0), False))

@@ -6,17 +6,16 @@ file (V2, else V1 migrated through the runtime's container map) and refuses a co
 one written for another policy, with the kubelet's advice to drain the node and delete the file.
 A missing file is a first start: the empty state is written at once.
 
-A failed write after a change is logged and the change kept, as upstream: the in-memory state
-stays authoritative and the next successful write catches the file up.
+A failed write after a change is logged and the change kept, as upstream (the mechanics are
+``numaplane.node.checkpoint.PolicyCheckpointedState``'s).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from numaplane.node.checkpoint import CheckpointError, CheckpointRestoreError, CheckpointStore
+from numaplane.node.checkpoint import PolicyCheckpointedState
 from numaplane.node.cpumanager.checkpoint import (
     CPU_MANAGER_CHECKPOINT,
     checkpoint_of,
@@ -25,8 +24,6 @@ from numaplane.node.cpumanager.checkpoint import (
 from numaplane.node.cpumanager.state import ContainerCPUAssignments, InMemoryState
 from numaplane.node.gocodec import go_percent_q
 from numaplane.topology.cpuset import CPUSet
-
-_log = logging.getLogger(__name__)
 
 
 def restore_hint(path: Path) -> str:
@@ -37,14 +34,10 @@ def restore_hint(path: Path) -> str:
     )
 
 
-class CheckpointState:
+class CheckpointState(PolicyCheckpointedState[InMemoryState]):
     """A CPU manager ``State`` persisted to ``cpu_manager_state`` after every change."""
 
-    def __init__(self, store: CheckpointStore, policy_name: str, cache: InMemoryState) -> None:
-        """Wrap ``cache``; use ``open`` to restore from (or create) the file."""
-        self._store = store
-        self._policy_name = policy_name
-        self._cache = cache
+    checkpoint_name = CPU_MANAGER_CHECKPOINT
 
     @classmethod
     def open(
@@ -60,56 +53,27 @@ class CheckpointState:
         a V1 file. Raises ``CheckpointRestoreError`` (``source`` = the file) when the file is
         unreadable, corrupt, of another policy, or when the initial file cannot be written.
         """
-        store = CheckpointStore(state_dir)
-        path = store.path(CPU_MANAGER_CHECKPOINT)
-        try:
-            data = store.read(CPU_MANAGER_CHECKPOINT)
+
+        def restore(data: bytes | None, source: str) -> InMemoryState:
             restored = restore_state(
-                data, policy_name=policy_name, source=str(path), containers=initial_containers
+                data, policy_name=policy_name, source=source, containers=initial_containers
             )
-        except CheckpointRestoreError as exc:
-            raise CheckpointRestoreError(
-                exc.cause, hint=restore_hint(path), source=str(path)
-            ) from exc
-        except CheckpointError as exc:
-            raise CheckpointRestoreError(
-                str(exc), hint=restore_hint(path), source=str(path)
-            ) from exc
-        cache = InMemoryState(restored.assignments, restored.default_cpu_set)
-        state = cls(store, policy_name, cache)
-        if data is None:
-            try:
-                state._write()
-            except CheckpointError as exc:
-                raise CheckpointRestoreError(
-                    str(exc), hint=restore_hint(path), source=str(path)
-                ) from exc
-        return state
+            return InMemoryState(restored.assignments, restored.default_cpu_set)
 
-    @property
-    def path(self) -> Path:
-        """The checkpoint file."""
-        return self._store.path(CPU_MANAGER_CHECKPOINT)
+        return cls._restore(state_dir, policy_name, restore)
 
-    @property
-    def policy_name(self) -> str:
-        """The policy this state belongs to (written into every checkpoint)."""
-        return self._policy_name
+    @classmethod
+    def _restore_hint(cls, path: Path) -> str:
+        return restore_hint(path)
 
     def __repr__(self) -> str:
         return f"CheckpointState(path={str(self.path)!r}, cache={self._cache!r})"
 
-    def _write(self) -> None:
+    def _encode(self) -> bytes:
         checkpoint = checkpoint_of(
             self._policy_name, self._cache.get_default_cpu_set(), self._cache.get_cpu_assignments()
         )
-        self._store.write(CPU_MANAGER_CHECKPOINT, checkpoint.to_bytes())
-
-    def _store_state(self) -> None:
-        try:
-            self._write()
-        except CheckpointError as exc:
-            _log.error("failed to store state to checkpoint %s: %s", self.path, exc)
+        return checkpoint.to_bytes()
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ unreadable or corrupt one is logged and the manager continues with an empty stat
 (``Continue after failing to read checkpoint file``). ``strict=True`` refuses instead, for
 callers that would rather stop than forget allocations.
 
-A failed write after a change is logged and the change kept, as upstream.
+A failed write after a change is logged and the change kept, as upstream (the mechanics are
+``numaplane.node.checkpoint.CheckpointedState``'s).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from numaplane.node.checkpoint import CheckpointError, CheckpointStore
+from numaplane.node.checkpoint import CheckpointedState, CheckpointError, CheckpointStore
 from numaplane.node.devicemanager import checkpoint as codec
 from numaplane.node.devicemanager.checkpoint import (
     DEVICE_MANAGER_CHECKPOINT,
@@ -66,12 +67,15 @@ def state_of(checkpoint: DeviceManagerCheckpoint) -> InMemoryState:
     return restored
 
 
-class CheckpointState:
+class CheckpointState(CheckpointedState[InMemoryState]):
     """A device manager ``State`` persisted to ``kubelet_internal_checkpoint`` on every change.
 
     ``restore_error`` holds the error a fail-open start swallowed (``None`` when the file was
     read, or absent).
     """
+
+    checkpoint_name = DEVICE_MANAGER_CHECKPOINT
+    _write_failure_log = "failed to write checkpoint file %s: %s"
 
     def __init__(
         self,
@@ -81,8 +85,7 @@ class CheckpointState:
         restore_error: CheckpointError | None = None,
     ) -> None:
         """Wrap ``cache``; use ``open`` to restore from the file."""
-        self._store = store
-        self._cache = cache
+        super().__init__(store, cache)
         self.restore_error = restore_error
 
     @classmethod
@@ -113,14 +116,6 @@ class CheckpointState:
             )
             return cls(store, InMemoryState(), restore_error=exc)
 
-    @property
-    def path(self) -> Path:
-        """The checkpoint file."""
-        return self._store.path(DEVICE_MANAGER_CHECKPOINT)
-
-    def __repr__(self) -> str:
-        return f"CheckpointState(path={str(self.path)!r})"
-
     def checkpoint(self) -> DeviceManagerCheckpoint:
         """The checkpoint the current state is written as (checksum included)."""
         unsummed = checkpoint_of(self._cache.entries(), self._cache.registered_devices())
@@ -130,11 +125,8 @@ class CheckpointState:
             checksum=unsummed.compute_checksum(),
         )
 
-    def _store_state(self) -> None:
-        try:
-            self._store.write(DEVICE_MANAGER_CHECKPOINT, self.checkpoint().to_bytes())
-        except CheckpointError as exc:
-            _log.error("failed to write checkpoint file %s: %s", self.path, exc)
+    def _encode(self) -> bytes:
+        return self.checkpoint().to_bytes()
 
     # -- reads ----------------------------------------------------------------------------
 

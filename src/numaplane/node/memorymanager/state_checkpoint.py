@@ -9,16 +9,15 @@ start: the empty state is written at once.
 Files are written in the V1 layout (``policyName``, ``machineState``, ``entries``,
 ``checksum``): it is what every released kubelet writes without pod-level resource managers,
 and every reader, old or new, accepts it. A failed write after a change is logged and the change
-kept, as upstream.
+kept, as upstream (the mechanics are ``numaplane.node.checkpoint.PolicyCheckpointedState``'s).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-from numaplane.node.checkpoint import CheckpointError, CheckpointRestoreError, CheckpointStore
+from numaplane.node.checkpoint import PolicyCheckpointedState
 from numaplane.node.gocodec import go_percent_q
 from numaplane.node.memorymanager import checkpoint as codec
 from numaplane.node.memorymanager import state
@@ -33,8 +32,6 @@ from numaplane.node.memorymanager.state import (
     InMemoryState,
     NUMANodeMap,
 )
-
-_log = logging.getLogger(__name__)
 
 
 def restore_hint(path: Path) -> str:
@@ -107,14 +104,10 @@ def assignments_of(entries: codec.ContainerAssignments) -> dict[str, dict[str, t
     }
 
 
-class CheckpointState:
+class CheckpointState(PolicyCheckpointedState[InMemoryState]):
     """A memory manager ``State`` persisted to ``memory_manager_state`` after every change."""
 
-    def __init__(self, store: CheckpointStore, policy_name: str, cache: InMemoryState) -> None:
-        """Wrap ``cache``; use ``open`` to restore from (or create) the file."""
-        self._store = store
-        self._policy_name = policy_name
-        self._cache = cache
+    checkpoint_name = MEMORY_MANAGER_CHECKPOINT
 
     @classmethod
     def open(cls, state_dir: Path, policy_name: str) -> CheckpointState:
@@ -123,52 +116,26 @@ class CheckpointState:
         Raises ``CheckpointRestoreError`` (``source`` = the file) when the file is unreadable,
         corrupt, of another policy, or when the initial file cannot be written.
         """
-        store = CheckpointStore(state_dir)
-        path = store.path(MEMORY_MANAGER_CHECKPOINT)
-        try:
-            data = store.read(MEMORY_MANAGER_CHECKPOINT)
-            # restore_state words its own errors, hint and source included.
-            restored = restore_state(data, policy_name=policy_name, source=str(path))
-            cache = InMemoryState(
+
+        def restore(data: bytes | None, source: str) -> InMemoryState:
+            restored = restore_state(data, policy_name=policy_name, source=source)
+            return InMemoryState(
                 machine_state_of(restored.machine_state), assignments_of(restored.assignments)
             )
-            opened = cls(store, policy_name, cache)
-            if data is None:
-                opened._write()
-        except CheckpointRestoreError:
-            raise
-        except CheckpointError as exc:
-            raise CheckpointRestoreError(
-                str(exc), hint=restore_hint(path), source=str(path)
-            ) from exc
-        return opened
 
-    @property
-    def path(self) -> Path:
-        """The checkpoint file."""
-        return self._store.path(MEMORY_MANAGER_CHECKPOINT)
+        return cls._restore(state_dir, policy_name, restore)
 
-    @property
-    def policy_name(self) -> str:
-        """The policy this state belongs to (written into every checkpoint)."""
-        return self._policy_name
+    @classmethod
+    def _restore_hint(cls, path: Path) -> str:
+        return restore_hint(path)
 
-    def __repr__(self) -> str:
-        return f"CheckpointState(path={str(self.path)!r})"
-
-    def _write(self) -> None:
+    def _encode(self) -> bytes:
         checkpoint = checkpoint_of(
             self._policy_name,
             self._cache.get_machine_state(),
             self._cache.get_memory_assignments(),
         )
-        self._store.write(MEMORY_MANAGER_CHECKPOINT, checkpoint.to_bytes(1))
-
-    def _store_state(self) -> None:
-        try:
-            self._write()
-        except CheckpointError as exc:
-            _log.error("failed to store state to checkpoint %s: %s", self.path, exc)
+        return checkpoint.to_bytes(1)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -107,7 +107,7 @@ class Explanation:
             merged = "no merge" if d.merged is None else f"merged {d.merged}"
             lines.append(f"  {d.target}: {merged} -> {verdict} ({d.why})")
             for record in d.providers:
-                lines.append(f"    {record.provider}: {_render_hints(record.hints)}")
+                lines.append(f"    {record.provider} manager: {_render_hints(record.hints)}")
             if d.tie_break is not None:
                 lines.append(f"    {d.tie_break.render_text()}")
             if d.error is not None:

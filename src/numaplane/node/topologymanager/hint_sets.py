@@ -154,6 +154,7 @@ class StructuredHints(Sequence[TopologyHint]):
         "aligned",
         "_items",
         "_min_count",
+        "_extras_by_width",
     )
 
     def __init__(
@@ -172,6 +173,9 @@ class StructuredHints(Sequence[TopologyHint]):
         self.aligned = aligned
         self._items: list[TopologyHint] | None = None
         self._min_count: int | None = None
+        self._extras_by_width: dict[int, list[int]] = {}
+        for extra in sorted(self.extras):
+            self._extras_by_width.setdefault(extra.bit_count(), []).append(extra)
 
     # -- rule queries ------------------------------------------------------------------------
 
@@ -192,13 +196,9 @@ class StructuredHints(Sequence[TopologyHint]):
 
     def may_extend(self, chosen: int, pool: int, picks: int) -> bool:
         """Whether some hint is ``chosen`` plus exactly ``picks`` nodes of ``pool``."""
-        width = chosen.bit_count() + picks
-        for extra in self.extras:
-            if (
-                extra.bit_count() == width
-                and extra & chosen == chosen
-                and not extra & ~(chosen | pool)
-            ):
+        within = chosen | pool
+        for extra in self._extras_by_width.get(chosen.bit_count() + picks, ()):
+            if extra & chosen == chosen and not extra & ~within:
                 return True
         return any(f.may_extend(chosen, pool, picks) for f in self.families)
 
@@ -357,6 +357,15 @@ def min_width_meeting(
         if family_has_width(family, universe, width):
             return min(width, default)
     return default
+
+
+def single_node_preferred(hints: StructuredHints) -> list[TopologyHint]:
+    """The preferred single-node hints, in list order (what ``single-numa-node`` keeps)."""
+    return [
+        TopologyHint(BitMask(n), True)
+        for n in hints.node_ids
+        if 0 <= n < 64 and hints.contains(1 << n) and hints.preferred(1 << n)
+    ]
 
 
 def is_structured(hints: object) -> bool:

@@ -151,18 +151,37 @@ class TieBreak:
         }
 
     def render_text(self) -> str:
-        """One line for people."""
+        """One line for people (percentages shown to two decimals; JSON keeps them exact)."""
         return (
-            f"tie among NUMA nodes {list(self.candidates)} -> {self.chosen} "
-            f"(decided by {self.outcome}; default {self.default}; "
+            f"tie among NUMA nodes {list(self.candidates)} -> {self.chosen}: "
+            f"{_OUTCOME_TEXT[self.outcome]} (default {self.default}; "
             f"cpu {_render_scores(self.cpu)}; memory {_render_scores(self.memory)})"
         )
+
+
+_OUTCOME_TEXT = {
+    TieBreakOutcome.NEITHER: "neither signal decides, default kept",
+    TieBreakOutcome.CPU: "CPU utilization decides",
+    TieBreakOutcome.MEMORY: "memory utilization decides",
+    TieBreakOutcome.AGREE: "CPU and memory utilization agree",
+    TieBreakOutcome.DISAGREE: "CPU and memory utilization disagree, default kept",
+}
 
 
 def _render_scores(verdict: SignalVerdict) -> str:
     if verdict.scores is None:
         return "unavailable"
-    return ", ".join(f"{n}: {s}%" for n, s in verdict.scores)
+    return ", ".join(f"{n}: {_render_percent(s)}" for n, s in verdict.scores)
+
+
+def _render_percent(value: Fraction) -> str:
+    # Integer arithmetic on hundredths (round half to even), for display only.
+    if value.denominator == 1:
+        return f"{value.numerator}%"
+    hundredths = round(value * 100)
+    sign = "-" if hundredths < 0 else ""
+    whole, frac = divmod(abs(hundredths), 100)
+    return f"~{sign}{whole}.{frac:02d}%"
 
 
 def break_tie(

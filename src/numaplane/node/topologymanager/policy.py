@@ -31,6 +31,8 @@ from typing import Final, Protocol, TypeAlias
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.merge_search import MergeSearch
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy_options import PolicyOptions
 
@@ -38,6 +40,9 @@ POLICY_NONE: Final = "none"
 POLICY_BEST_EFFORT: Final = "best-effort"
 POLICY_RESTRICTED: Final = "restricted"
 POLICY_SINGLE_NUMA_NODE: Final = "single-numa-node"
+
+USE_MERGE_SEARCH = True
+"""Merge by ordered search (``merge_search``); ``False`` walks the cross product (reference)."""
 
 FilteredHints: TypeAlias = list[list[TopologyHint]]
 """One hint list per (provider, resource) after filtering."""
@@ -78,6 +83,9 @@ def filter_providers_hints(providers_hints: Sequence[ProviderHints]) -> Filtered
         for resource_hints in hints.values():
             if resource_hints is None:
                 filtered.append([_ANY_PREFERRED])
+            elif isinstance(resource_hints, StructuredHints):
+                # Rule-based lists stay rules (listing them is what the merge search avoids).
+                filtered.append(resource_hints if resource_hints else [_ANY_NOT_PREFERRED])
             elif len(resource_hints) == 0:
                 filtered.append([_ANY_NOT_PREFERRED])
             else:
@@ -113,6 +121,9 @@ def max_of_min_affinity_counts(filtered_hints: Sequence[Sequence[TopologyHint]])
     """The widest of the per-resource narrowest masks (upstream ``maxOfMinAffinityCounts``)."""
     best = 0
     for resource_hints in filtered_hints:
+        if isinstance(resource_hints, StructuredHints):
+            best = max(best, resource_hints.min_count())
+            continue
         narrowest: BitMask | None = None
         for hint in resource_hints:
             mask = hint.numa_affinity
@@ -235,6 +246,15 @@ class HintMerger:
 
     def _merge(self, single_numa_ties: set[int] | None) -> TopologyHint:
         default = self.numa_info.default_affinity
+        if USE_MERGE_SEARCH:
+            search = MergeSearch(
+                self.numa_info, self.hints, self._use_closest, self.best_non_preferred_affinity_count
+            )
+            found = search.run()
+            if found is not None:
+                if single_numa_ties is not None:
+                    single_numa_ties.update(search.preferred_single_nodes())
+                return found
         best: TopologyHint | None = None
         best_key: tuple[int, bool] | None = None
         hints_by_key: dict[tuple[int, bool], TopologyHint] = {}

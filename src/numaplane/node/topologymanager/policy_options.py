@@ -6,8 +6,8 @@ options nothing. Error strings are upstream's (``policy_options.go``), in their 
 (lower-case "topology manager policy ...-level options not enabled").
 
 ``prefer-most-allocated-numa-node`` is numaplane's (KEP-6007, not merged upstream): alpha, and
-only valid with the ``single-numa-node`` policy. It is parsed and validated here; its scoring is
-not part of the merge.
+only valid with the ``single-numa-node`` policy. It is parsed and validated here; the
+tie-break it enables lives in ``numa_utilization`` and ``policy_single_numa_node``.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_preferred
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.numa_utilization import NUMAUtilization, TieBreak, break_tie
 from numaplane.node.topologymanager.policy import (
@@ -34,7 +35,9 @@ from numaplane.node.topologymanager.policy_options import PolicyOptions
 def filter_single_numa_hints(filtered_hints: Sequence[Sequence[TopologyHint]]) -> FilteredHints:
     """Per resource, the preferred hints that are "any" or single-node (may leave a list empty)."""
     return [
-        [
+        single_node_preferred(resource_hints)
+        if isinstance(resource_hints, StructuredHints)
+        else [
             hint
             for hint in resource_hints
             if hint.preferred and (hint.numa_affinity is None or hint.numa_affinity.count() == 1)

@@ -1,0 +1,80 @@
+"""The static memory policy's hints as a rule (``StructuredHints``), not a list of masks.
+
+The same hints as ``calculate_hints``. Multi-node masks over nodes nothing is allocated on form
+one ``Family`` (allocatable and free memory reach every request); every other hint is checked
+one by one as an extra: single nodes, the node groups existing multi-node blocks use, and the
+masks this pod's init containers left reusable memory on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from numaplane.node.memorymanager.state import NUMANodeMap
+from numaplane.node.memorymanager.topology_hints import (
+    ReusableLookup,
+    _respects_grouping,
+    _table_sums,
+)
+from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint_sets import (
+    Family,
+    StructuredHints,
+    Threshold,
+    bits_of,
+    mask_of,
+    min_width_meeting,
+)
+
+
+def memory_hint_sets(
+    machine_state: NUMANodeMap,
+    requests: Mapping[str, int],
+    reusable: ReusableLookup | None = None,
+    reusable_masks: Iterable[BitMask] = (),
+) -> dict[str, StructuredHints]:
+    """``calculate_hints`` as rules: one shared rule per requested resource, ``{}`` when no
+    mask qualifies. ``reusable_masks`` must name every mask ``reusable`` may be non-zero on."""
+    node_ids = sorted(machine_state)
+    universe = mask_of(node_ids)
+    allocatable: list[Threshold] = []
+    free: list[Threshold] = []
+    for resource, size in requests.items():
+        alloc_by_node: dict[int, int] = {}
+        free_by_node: dict[int, int] = {}
+        for node_id in node_ids:
+            table = machine_state[node_id].memory_map.get(resource)
+            if table is not None:
+                alloc_by_node[node_id] = table.allocatable
+                free_by_node[node_id] = table.free
+        allocatable.append(Threshold.per_node(alloc_by_node, size))
+        free.append(Threshold.per_node(free_by_node, size))
+    min_affinity = min_width_meeting(node_ids, allocatable, len(node_ids))
+
+    def qualifies(mask: int) -> bool:
+        bits = bits_of(mask)
+        if not bits or mask & ~universe:
+            return False
+        if any(_table_sums(machine_state, bits, r)[1] < s for r, s in requests.items()):
+            return False
+        if not _respects_grouping(machine_state, bits):
+            return False
+        whole = BitMask.from_int(mask)
+        return all(
+            _table_sums(machine_state, bits, r)[0] + (reusable(whole, r) if reusable else 0) >= s
+            for r, s in requests.items()
+        )
+
+    unused = mask_of(n for n in node_ids if machine_state[n].number_of_assignments <= 0)
+    family = Family(unused, tuple(allocatable) + tuple(free), (), 2)
+    candidates = {1 << n for n in node_ids if 0 <= n < 64}
+    for node_id in node_ids:
+        node = machine_state[node_id]
+        if node.number_of_assignments > 0 and len(node.cells) > 1:
+            candidates.add(mask_of(node.cells))
+    candidates.update(m.value for m in reusable_masks)
+    extras = [m for m in candidates if qualifies(m)]
+    hints = StructuredHints(node_ids, [family], extras, min_affinity)
+    if hints.is_empty():
+        return {}
+    return {resource: hints for resource in requests}
