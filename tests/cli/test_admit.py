@@ -163,6 +163,12 @@ BAD_INPUTS = (
         'please drain this node and delete the CPU manager checkpoint file "',
     ),
     BadInput(
+        "the same pod twice",
+        ("admit", PODS, PODS, "-m", "dual-socket-ht"),
+        (),
+        "pod default/web is given twice",
+    ),
+    BadInput(
         "release of an unknown pod",
         ("release", "nope", "-m", "dual-socket-ht", "-c", BEST_EFFORT, "--state-dir", "{tmp}/s"),
         (),

@@ -154,9 +154,22 @@ def admit(
     Exit status: 0 all admitted, 1 some rejected, 2 bad input.
     """
     to_admit: list[Pod] = []
+    first_seen: dict[str, Path] = {}
     for path in pods:
-        to_admit.extend(load_pods(path))
+        for pod in load_pods(path):
+            if pod.uid in first_seen:
+                raise InputError(
+                    str(path), f"pod {pod.key} is given twice (first in {first_seen[pod.uid]})"
+                )
+            first_seen[pod.uid] = path
+            to_admit.append(pod)
     with _session(machine, config_path, state_dir, inventory, rules) as session:
+        for pod in to_admit:
+            if pod.uid in {p.uid for p in session.node.pods}:
+                raise InputError(
+                    str(first_seen[pod.uid]),
+                    f"pod {pod.key} is already admitted in {state_dir}; release it first",
+                )
         results = [session.node.admit(pod) for pod in to_admit]
         if session.records is not None:
             session.records.save(session.node.pods)

@@ -27,6 +27,7 @@ from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.devicemanager import state as device_state
 from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import DeviceSource
+from numaplane.node.errors import NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
 from numaplane.node.topologymanager.hint import TopologyHint
@@ -37,6 +38,10 @@ from numaplane.topology.model import Machine
 
 CPU = "cpu"
 MEMORY = "memory"
+
+
+class PodAlreadyAdmittedError(NodeError):
+    """A pod with this uid already holds resources on the node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +234,7 @@ class Node:
     def admit(self, pod: Pod) -> Admission:
         """Run the kubelet's admission for ``pod``; on success the pod holds its resources."""
         if pod.uid in self._pods:
-            raise ValueError(f"pod {pod.key} (uid {pod.uid}) is already admitted")
+            raise PodAlreadyAdmittedError(f"pod {pod.key} (uid {pod.uid}) is already admitted")
         topology = self.topology_manager.admit(pod)
         reason, message = topology.reason, topology.message
         admitted = topology.admitted

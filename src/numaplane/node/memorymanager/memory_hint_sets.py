@@ -17,6 +17,7 @@ from numaplane.node.memorymanager.topology_hints import (
     _table_sums,
 )
 from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_sets import (
     Family,
     StructuredHints,
@@ -78,3 +79,45 @@ def memory_hint_sets(
     if hints.is_empty():
         return {}
     return {resource: hints for resource in requests}
+
+
+def best_structured_hint(hints: StructuredHints, within: int = 0) -> TopologyHint | None:
+    """``find_best_hint`` over the hints containing every node of ``within``, without listing
+    them: preferred first, then fewest nodes, then the smallest mask value."""
+    universe = hints.universe
+    if within & ~universe:
+        return None
+    nodes = bits_of(universe & ~within)
+    base = within.bit_count()
+    pools = [0]
+    for bit in nodes:
+        pools.append(pools[-1] | 1 << bit)
+
+    def first(width: int, want_preferred: bool) -> int | None:
+        picks = width - base
+        if picks < 0 or picks > len(nodes):
+            return None
+
+        def walk(chosen: int, left: int, limit: int) -> int | None:
+            if left == 0:
+                ok = chosen and hints.contains(chosen)
+                return chosen if ok and hints.preferred(chosen) == want_preferred else None
+            for index in range(left - 1, limit):
+                step = chosen | 1 << nodes[index]
+                if hints.may_extend(step, pools[index], left - 1):
+                    found = walk(step, left - 1, index)
+                    if found is not None:
+                        return found
+            return None
+
+        if not hints.may_extend(within, pools[-1], picks):
+            return None
+        return walk(within, picks, len(nodes))
+
+    widths = range(max(base, 1), universe.bit_count() + 1)
+    for preferred in (True, False):
+        for width in widths:
+            found = first(width, preferred)
+            if found is not None:
+                return TopologyHint(BitMask.from_int(found), preferred)
+    return None
