@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from numaplane.node.checkpoint import CheckpointRestoreError, CheckpointStore, CheckpointStoreError
+from numaplane.node.checkpoint import CheckpointRestoreError
 from numaplane.node.cpumanager.checkpoint import (
     CPU_MANAGER_CHECKPOINT,
     CPUManagerCheckpoint,
@@ -21,6 +21,13 @@ from numaplane.node.cpumanager.checkpoint import (
 from numaplane.node.cpumanager.state import InMemoryState, State
 from numaplane.node.cpumanager.state_checkpoint import CheckpointState
 from numaplane.topology.cpuset import CPUSet
+from tests.node.checkpoint_helpers import (
+    RefusalCase,
+    assert_refused,
+    drain_hint,
+    full_disk_store,
+    refuse_writes,
+)
 
 
 def _on_disk(tmp_path: Path) -> CPUManagerCheckpoint:
@@ -157,20 +164,6 @@ def test_reopen_law(
     assert reopened.get_cpu_assignments() == assignments
 
 
-def _hint(path: Path) -> str:
-    return (
-        f', please drain this node and delete the CPU manager checkpoint file "{path}" '
-        "before restarting Kubelet"
-    )
-
-
-@dataclass(frozen=True)
-class RefusalCase:
-    name: str
-    content: bytes
-    cause: str
-
-
 REFUSALS = (
     RefusalCase(
         "checksum mismatch",
@@ -197,13 +190,8 @@ def test_unusable_file_is_refused_with_the_kubelet_message(
 ) -> None:
     """The kubelet's whole message, the file named in it and in ``source``; file untouched."""
     path = tmp_path / CPU_MANAGER_CHECKPOINT
-    path.write_bytes(case.content)
-    with pytest.raises(CheckpointRestoreError) as info:
-        CheckpointState.open(tmp_path, "static")
-    expected = f"could not restore state from checkpoint: {case.cause}{_hint(path)}"
-    assert str(info.value) == expected
-    assert info.value.source == str(path)
-    assert path.read_bytes() == case.content
+    hint = drain_hint("CPU manager", path)
+    assert_refused(lambda: CheckpointState.open(tmp_path, "static"), path, case, hint)
 
 
 def test_v1_file_is_migrated_and_rewritten_as_v2_on_first_change(tmp_path: Path) -> None:
@@ -222,12 +210,7 @@ def test_failed_write_is_logged_and_the_change_kept(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """As upstream: the cache stays authoritative when the file cannot be written."""
-
-    def failing_fsync(fd: int) -> None:
-        raise OSError("disk full")
-
-    store = CheckpointStore(tmp_path, _fsync=failing_fsync)
-    state = CheckpointState(store, "static", InMemoryState())
+    state = CheckpointState(full_disk_store(tmp_path), "static", InMemoryState())
     with caplog.at_level(logging.ERROR):
         state.set_cpu_set("pod", "app", CPUSet.parse("1"))
     assert state.get_cpu_set("pod", "app") == CPUSet.parse("1")
@@ -249,11 +232,7 @@ def test_unwritable_initial_checkpoint_is_a_restore_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """First start cannot write its file: refused, as upstream's restoreState returns the error."""
-
-    def refuse(self: CheckpointStore, name: str, data: bytes) -> None:
-        raise CheckpointStoreError("write refused")
-
-    monkeypatch.setattr(CheckpointStore, "write", refuse)
+    refuse_writes(monkeypatch)
     with pytest.raises(CheckpointRestoreError) as info:
         CheckpointState.open(tmp_path, "none")
     assert str(info.value).startswith("could not restore state from checkpoint: write refused, ")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from numaplane.node.checkpoint import CheckpointError, CheckpointStore
+from numaplane.node.checkpoint import CheckpointError
 from numaplane.node.devicemanager.checkpoint import (
     DEVICE_MANAGER_CHECKPOINT,
     DeviceManagerCheckpoint,
@@ -20,6 +20,7 @@ from numaplane.node.devicemanager.checkpoint import (
 )
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState, State
 from numaplane.node.devicemanager.state_checkpoint import CheckpointState, checkpoint_of
+from tests.node.checkpoint_helpers import full_disk_store
 
 GPU = "nvidia.com/gpu"
 NIC = "example.com/nic"
@@ -225,11 +226,7 @@ def test_failed_write_is_logged_and_the_change_kept(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """As upstream: the in-memory state stays authoritative when the file cannot be written."""
-
-    def failing_fsync(fd: int) -> None:
-        raise OSError("disk full")
-
-    state = CheckpointState(CheckpointStore(tmp_path, _fsync=failing_fsync), InMemoryState())
+    state = CheckpointState(full_disk_store(tmp_path), InMemoryState())
     with caplog.at_level(logging.ERROR):
         state.set_registered_devices(GPU, ["gpu0"])
     assert state.registered_devices() == {GPU: ("gpu0",)}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from numaplane.node.checkpoint import CheckpointRestoreError, CheckpointStore, CheckpointStoreError
+from numaplane.node.checkpoint import CheckpointRestoreError
 from numaplane.node.memorymanager import checkpoint as codec
 from numaplane.node.memorymanager.checkpoint import (
     MEMORY_MANAGER_CHECKPOINT,
@@ -30,6 +30,13 @@ from numaplane.node.memorymanager.state_checkpoint import (
     assignments_of,
     checkpoint_of,
     machine_state_of,
+)
+from tests.node.checkpoint_helpers import (
+    RefusalCase,
+    assert_refused,
+    drain_hint,
+    full_disk_store,
+    refuse_writes,
 )
 
 GIB = 1 << 30
@@ -200,17 +207,7 @@ def test_nil_cells_read_as_empty(tmp_path: Path) -> None:
 
 
 def _hint(path: Path) -> str:
-    return (
-        f', please drain this node and delete the memory manager checkpoint file "{path}" '
-        "before restarting Kubelet"
-    )
-
-
-@dataclass(frozen=True)
-class RefusalCase:
-    name: str
-    content: bytes
-    cause: str
+    return drain_hint("memory manager", path)
 
 
 REFUSALS = (
@@ -234,23 +231,14 @@ def test_unusable_file_is_refused_with_the_kubelet_message(
 ) -> None:
     """The kubelet's whole message, the file named in it and in ``source``; file untouched."""
     path = tmp_path / MEMORY_MANAGER_CHECKPOINT
-    path.write_bytes(case.content)
-    with pytest.raises(CheckpointRestoreError) as info:
-        CheckpointState.open(tmp_path, POLICY)
-    assert str(info.value) == f"could not restore state from checkpoint: {case.cause}{_hint(path)}"
-    assert info.value.source == str(path)
-    assert path.read_bytes() == case.content
+    assert_refused(lambda: CheckpointState.open(tmp_path, POLICY), path, case, _hint(path))
 
 
 def test_unwritable_initial_checkpoint_is_a_restore_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """First start cannot write its file: refused with the same advice."""
-
-    def refuse(self: CheckpointStore, name: str, data: bytes) -> None:
-        raise CheckpointStoreError("write refused")
-
-    monkeypatch.setattr(CheckpointStore, "write", refuse)
+    refuse_writes(monkeypatch)
     path = tmp_path / MEMORY_MANAGER_CHECKPOINT
     with pytest.raises(CheckpointRestoreError) as info:
         CheckpointState.open(tmp_path, POLICY)
@@ -262,13 +250,7 @@ def test_failed_write_is_logged_and_the_change_kept(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """As upstream: the cache stays authoritative when the file cannot be written."""
-
-    def failing_fsync(fd: int) -> None:
-        raise OSError("disk full")
-
-    state = CheckpointState(
-        CheckpointStore(tmp_path, _fsync=failing_fsync), POLICY, InMemoryState()
-    )
+    state = CheckpointState(full_disk_store(tmp_path), POLICY, InMemoryState())
     with caplog.at_level(logging.ERROR):
         state.set_machine_state(_machine())
     assert state.get_machine_state() == _machine()

@@ -1,3 +1,4 @@
+# mypy: ignore-errors
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

@@ -8,7 +8,7 @@ it on an *empty* machine are preferred, so a preference reflects capacity, not c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from numaplane.api.pod import Container, Pod, QOSClass
 from numaplane.node.cpumanager.state import StateReader
@@ -163,5 +163,9 @@ def pod_topology_hints(
 
 def _hints(
     topology: CPUTopology, available: CPUSet, reusable: CPUSet, request: int, by_socket: bool
-) -> Mapping[str, list[TopologyHint]]:
-    return {CPU: generate_cpu_topology_hints(topology, available, reusable, request, by_socket)}
+) -> Mapping[str, Sequence[TopologyHint]]:
+    # The rule lists what generate_cpu_topology_hints lists, without enumerating every mask.
+    from numaplane.node.cpumanager.cpu_hint_sets import cpu_hint_set
+
+    hints = cpu_hint_set(topology, available, reusable, request, by_socket)
+    return {CPU: hints if hints else []}

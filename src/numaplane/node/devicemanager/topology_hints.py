@@ -19,7 +19,7 @@ from numaplane.node.devicemanager.state import StateReader
 from numaplane.node.topologymanager.bitmask import bit_mask_subsets
 from numaplane.node.topologymanager.hint import TopologyHint
 
-DeviceHints = dict[str, list[TopologyHint] | None]
+DeviceHints = dict[str, Sequence[TopologyHint] | None]
 """Hints per device resource; ``None`` = no preference, ``[]`` = no possible placement."""
 
 
@@ -148,9 +148,7 @@ def container_topology_hints(
         if len(available | reuse) < requested:
             hints[resource] = []
             continue
-        hints[resource] = generate_device_topology_hints(
-            numa_nodes, pool, available, reuse, requested
-        )
+        hints[resource] = _rule(numa_nodes, pool, available, reuse, requested)
     return hints
 
 
@@ -177,17 +175,29 @@ def pod_topology_hints(
         if len(available) < requested:
             hints[resource] = []
             continue
-        hints[resource] = generate_device_topology_hints(
-            numa_nodes, pool, available, frozenset(), requested
-        )
+        hints[resource] = _rule(numa_nodes, pool, available, frozenset(), requested)
     return hints
 
 
 def _regenerated(
     numa_nodes: Sequence[int], pool: ResourcePool, allocated: AbstractSet[str], requested: int
-) -> list[TopologyHint]:
+) -> Sequence[TopologyHint]:
     # Devices already held (e.g. after a restart) give back the same hints; a different count
     # means the request changed, which nothing can satisfy.
     if len(allocated) != requested:
         return []
-    return generate_device_topology_hints(numa_nodes, pool, allocated, frozenset(), requested)
+    return _rule(numa_nodes, pool, allocated, frozenset(), requested)
+
+
+def _rule(
+    numa_nodes: Sequence[int],
+    pool: ResourcePool,
+    available: AbstractSet[str],
+    reusable: AbstractSet[str],
+    requested: int,
+) -> Sequence[TopologyHint]:
+    # The rule lists what generate_device_topology_hints lists, without enumerating every mask.
+    from numaplane.node.devicemanager.device_hint_sets import device_hint_set
+
+    hints = device_hint_set(numa_nodes, pool, available, reusable, requested)
+    return hints if hints else []

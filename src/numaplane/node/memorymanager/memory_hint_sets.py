@@ -117,6 +117,9 @@ def best_structured_hint(hints: StructuredHints, within: int = 0) -> TopologyHin
     widths = range(max(base, 1), universe.bit_count() + 1)
     for preferred in (True, False):
         for width in widths:
+            if hints.aligned is None and (width == hints.preferred_width) != preferred:
+                # Without socket alignment, exactly the hints of the preferred width are.
+                continue
             found = first(width, preferred)
             if found is not None:
                 return TopologyHint(BitMask.from_int(found), preferred)

@@ -35,9 +35,9 @@ from numaplane.node.memorymanager.state import (
 )
 from numaplane.node.memorymanager.topology_hints import (
     affinity_satisfies_request,
+    best_hint_containing,
     calculate_hints,
     find_best_hint,
-    is_hint_in_group,
     pod_requested_resources,
     regenerate_hints,
     requested_resources,
@@ -184,11 +184,12 @@ class StaticPolicy:
 
     def _calculate_hints(
         self, machine_state: NUMANodeMap, pod: Pod, requests: Mapping[str, int]
-    ) -> dict[str, list[TopologyHint]]:
+    ) -> Mapping[str, Sequence[TopologyHint]]:
         return calculate_hints(
             machine_state,
             requests,
             lambda mask, resource: self._pod_reusable(pod.uid, mask, resource),
+            tuple(self._reusable.get(pod.uid, {})),
         )
 
     # -- allocate --------------------------------------------------------------------------
@@ -262,12 +263,7 @@ class StaticPolicy:
         # The Topology Manager ANDs the providers' hints, so under the restricted policy it may
         # hand back a subset of a mask we offered: widen it to the best offered superset.
         hints = self._calculate_hints(machine_state, pod, requests)
-        candidates = [
-            h
-            for h in hints.get(MEMORY, ())
-            if h.numa_affinity is not None and is_hint_in_group(mask.bits, h.numa_affinity.bits)
-        ]
-        best = find_best_hint(candidates)
+        best = best_hint_containing(hints.get(MEMORY, ()), mask)
         if best is None or best.numa_affinity is None:
             raise MemoryAllocationError(
                 "[memorymanager] failed to find NUMA nodes to extend the current topology hint"

@@ -86,7 +86,8 @@ def calculate_hints(
     machine_state: NUMANodeMap,
     requests: Mapping[str, int],
     reusable: ReusableLookup | None = None,
-) -> dict[str, list[TopologyHint]]:
+    reusable_masks: Iterable[BitMask] | None = None,
+) -> Mapping[str, Sequence[TopologyHint]]:
     """Upstream ``calculateHints``: every mask that can hold all of ``requests``.
 
     Masks are visited in ``IterateBitMasks`` order. A mask qualifies when its allocatable memory
@@ -94,7 +95,15 @@ def calculate_hints(
     (plus this pod's reusable init-container memory on that exact mask) covers every request.
     Preferred marks the masks as narrow as the narrowest mask with enough *allocatable* memory.
     Every requested resource gets the same masks; no qualifying mask gives an empty map.
+
+    The answer is a rule (``StructuredHints``) that lists exactly those hints when iterated;
+    ``reusable_masks`` names the masks ``reusable`` may be non-zero on (without it, and with a
+    ``reusable`` lookup, the masks are listed one by one).
     """
+    if reusable is None or reusable_masks is not None:
+        from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
+
+        return memory_hint_sets(machine_state, requests, reusable, reusable_masks or ())
     node_ids = sorted(machine_state)
     min_affinity_size = len(node_ids)
     hints: dict[str, list[TopologyHint]] = {}
@@ -184,6 +193,11 @@ def regenerate_hints(
 
 def find_best_hint(hints: Iterable[TopologyHint]) -> TopologyHint | None:
     """Upstream ``findBestHint``: preferred first, then narrower; the first wins ties."""
+    from numaplane.node.memorymanager.memory_hint_sets import best_structured_hint
+    from numaplane.node.topologymanager.hint_sets import StructuredHints
+
+    if isinstance(hints, StructuredHints):
+        return best_structured_hint(hints)
     best: TopologyHint | None = None
     for hint in hints:
         current = None if best is None else best.numa_affinity
@@ -205,3 +219,17 @@ def find_best_hint(hints: Iterable[TopologyHint]) -> TopologyHint | None:
 def is_hint_in_group(hint: Iterable[int], group: Iterable[int]) -> bool:
     """Whether every node of ``hint`` is in ``group`` (upstream ``isHintInGroup``)."""
     return set(hint) <= set(group)
+
+
+def best_hint_containing(hints: Sequence[TopologyHint], mask: BitMask) -> TopologyHint | None:
+    """``find_best_hint`` over the hints whose nodes include every node of ``mask``."""
+    from numaplane.node.memorymanager.memory_hint_sets import best_structured_hint
+    from numaplane.node.topologymanager.hint_sets import StructuredHints
+
+    if isinstance(hints, StructuredHints):
+        return best_structured_hint(hints, mask.value)
+    return find_best_hint(
+        h
+        for h in hints
+        if h.numa_affinity is not None and is_hint_in_group(mask.bits, h.numa_affinity.bits)
+    )

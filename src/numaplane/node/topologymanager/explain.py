@@ -16,17 +16,28 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.numa_utilization import TieBreak
 
-ResourceHints = tuple[tuple[str, tuple[TopologyHint, ...] | None], ...]
-"""A provider's answer, frozen: ``(resource, hints | None)`` pairs in the provider's order."""
+ResourceHints = tuple[tuple[str, tuple[TopologyHint, ...] | StructuredHints | None], ...]
+"""A provider's answer, frozen: ``(resource, hints | None)`` pairs in the provider's order.
+
+On machines with more than ``hint_sets.SUMMARY_NODE_LIMIT`` NUMA nodes a rule-based hint list
+is kept as its rule and summarised (narrowest hints) instead of listed.
+"""
+
+
+def _freeze(hints: Sequence[TopologyHint]) -> tuple[TopologyHint, ...] | StructuredHints:
+    if isinstance(hints, StructuredHints) and hints.is_large():
+        return hints
+    return tuple(hints)
 
 
 def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
     """A provider's answer as an immutable value (``None`` stays ``None``)."""
     if hints is None:
         return None
-    return tuple((resource, None if hs is None else tuple(hs)) for resource, hs in hints.items())
+    return tuple((resource, None if hs is None else _freeze(hs)) for resource, hs in hints.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +52,11 @@ class ProviderRecord:
         hints: dict[str, Any] | None = None
         if self.hints is not None:
             hints = {
-                resource: None if hs is None else [h.to_json() for h in hs]
+                resource: None
+                if hs is None
+                else hs.summary_json()
+                if isinstance(hs, StructuredHints)
+                else [h.to_json() for h in hs]
                 for resource, hs in self.hints
             }
         return {"provider": self.provider, "hints": hints}
@@ -138,6 +153,8 @@ def _render_hints(hints: ResourceHints | None) -> str:
             parts.append(f"{resource}: no preference")
         elif not hs:
             parts.append(f"{resource}: no possible placement")
+        elif isinstance(hs, StructuredHints):
+            parts.append(f"{resource}: {hs.summary()}")
         else:
             parts.append(f"{resource}: " + " ".join(str(h) for h in hs))
     return "; ".join(parts)
