@@ -11,6 +11,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("machine", "machine"),
     ("admit", "admit"),
     ("admit", "release"),
+    ("deviceplugin", "device_plugin"),
 )
 
 
