@@ -65,7 +65,9 @@ def calculate_memory_hints(
         if not _respects_grouping(machine_state, bits):
             continue
         if any(
-            _table_sums(machine_state, bits, r)[0] + (reusable(mask, r) if reusable else 0) < size
+            _table_sums(machine_state, bits, r)[0]
+            + (reusable(mask, r) if reusable is not None else 0)
+            < size
             for r, size in requests.items()
         ):
             continue

@@ -62,7 +62,9 @@ def memory_hint_sets(
             return False
         whole = BitMask.from_int(mask)
         return all(
-            _table_sums(machine_state, bits, r)[0] + (reusable(whole, r) if reusable else 0) >= s
+            _table_sums(machine_state, bits, r)[0]
+            + (reusable(whole, r) if reusable is not None else 0)
+            >= s
             for r, s in requests.items()
         )
 
@@ -78,7 +80,7 @@ def memory_hint_sets(
     hints = StructuredHints(node_ids, [family], extras, min_affinity)
     if hints.is_empty():
         return {}
-    return {resource: hints for resource in requests}
+    return dict.fromkeys(requests, hints)
 
 
 def best_structured_hint(hints: StructuredHints, within: int = 0) -> TopologyHint | None:

@@ -147,14 +147,14 @@ class StructuredHints(Sequence[TopologyHint]):
     """
 
     __slots__ = (
-        "node_ids",
-        "families",
-        "extras",
-        "preferred_width",
-        "aligned",
+        "_extras_by_width",
         "_items",
         "_min_count",
-        "_extras_by_width",
+        "aligned",
+        "extras",
+        "families",
+        "node_ids",
+        "preferred_width",
     )
 
     def __init__(
@@ -295,7 +295,8 @@ class StructuredHints(Sequence[TopologyHint]):
         if self.is_empty():
             return "no hints"
         shown = " ".join(str(h) for h in self.narrowest())
-        return f"narrowest width {self.min_count()}, preferred width {self.preferred_width}: {shown} ..."
+        widths = f"narrowest width {self.min_count()}, preferred width {self.preferred_width}"
+        return f"{widths}: {shown} ..."
 
     def summary_json(self) -> dict[str, object]:
         """The summary as JSON: ``{"summary": true, "nodes", "narrowest_width", ...}``."""
@@ -320,9 +321,7 @@ def family_has_width(family: Family, universe: int, width: int) -> bool:
             return family.contains(chosen)
         for index in range(picks - 1, limit):
             step = chosen | 1 << nodes[index]
-            if family.may_extend(step, prefix[index], picks - 1) and walk(
-                step, picks - 1, index
-            ):
+            if family.may_extend(step, prefix[index], picks - 1) and walk(step, picks - 1, index):
                 return True
         return False
 

@@ -99,6 +99,7 @@ class MergeSearch:
             h if isinstance(h, StructuredHints) else ExplicitHints(h, self.default) for h in hints
         ]
         self._distance_rows = _dense_rows(numa_info, self.default) if use_closest else None
+        self._droppable_cache: dict[Family, int] = {}
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -201,16 +202,54 @@ class MergeSearch:
     def _best_non_preferred(self) -> int | None:
         n = self.default.bit_count()
         b = self.b
-        order = [w for w in range(min(b, n), 0, -1)] + list(range(max(b, 0) + 1, n + 1))
+        order = list(range(min(b, n), 0, -1)) + list(range(max(b, 0) + 1, n + 1))
+
+        default = self.default
 
         def prefix(chosen: int, pool: int, picks: int) -> bool:
-            return all(h.has_superset(chosen) for h in self.lists)
+            # Every node left out must be left out by some list's hint, and every list needs a
+            # hint holding the chosen nodes.
+            outside = default & ~(chosen | pool)
+            for hints in self.lists:
+                if not hints.has_superset(chosen):
+                    return False
+                if outside:
+                    outside &= ~self._excludable(hints, chosen)
+            return not outside
 
         for width in order:
             found = self.search_width(width, self.default, prefix, self.achievable)
             if found is not None:
                 return found
         return None
+
+    def _excludable(self, hints: HintList, chosen: int) -> int:
+        """Nodes some hint of ``hints`` holding ``chosen`` can leave out (each on its own)."""
+        default = self.default
+        if isinstance(hints, ExplicitHints):
+            out = 0
+            for v in hints.merged:
+                if v & chosen == chosen:
+                    out |= default & ~v
+            return out
+        out = 0
+        for extra in hints.extras:
+            if extra & chosen == chosen:
+                out |= default & ~extra
+        for family in hints.families:
+            if not chosen & ~family.universe:
+                out |= (default & ~family.universe) | (self._droppable(family) & ~chosen)
+        return out
+
+    def _droppable(self, family: Family) -> int:
+        found = self._droppable_cache.get(family)
+        if found is None:
+            found = 0
+            for bit in bits_of(family.universe):
+                if family.contains(family.universe & ~(1 << bit)):
+                    found |= 1 << bit
+            self._droppable_cache[family] = found
+        return found
 
     def achievable(self, mask: int) -> bool:
         """Whether one hint per list has masks whose AND (with the machine) is ``mask``."""

@@ -44,7 +44,7 @@ POLICY_SINGLE_NUMA_NODE: Final = "single-numa-node"
 USE_MERGE_SEARCH = True
 """Merge by ordered search (``merge_search``); ``False`` walks the cross product (reference)."""
 
-FilteredHints: TypeAlias = list[list[TopologyHint]]
+FilteredHints: TypeAlias = list[Sequence[TopologyHint]]
 """One hint list per (provider, resource) after filtering."""
 
 _ANY_PREFERRED: Final = TopologyHint(None, True)
@@ -248,7 +248,10 @@ class HintMerger:
         default = self.numa_info.default_affinity
         if USE_MERGE_SEARCH:
             search = MergeSearch(
-                self.numa_info, self.hints, self._use_closest, self.best_non_preferred_affinity_count
+                self.numa_info,
+                self.hints,
+                self._use_closest,
+                self.best_non_preferred_affinity_count,
             )
             found = search.run()
             if found is not None:
