@@ -1,6 +1,6 @@
 """The ordered merge search agrees with the exhaustive cross product, tie-breaks included.
 
-Random NUMA machines (up to 7 nodes, non-contiguous ids, random distances), random explicit
+Random NUMA machines (up to 8 nodes, non-contiguous ids, random distances), random explicit
 hint lists (any/preferred mixes, masks reaching outside the machine) and random rule-based lists
 (families with thresholds over single nodes and node pairs, required nodes, extras, socket-like
 preference rules), under every merging policy, with and without prefer-closest.
@@ -88,6 +88,7 @@ class Batch:
 BATCHES = (
     Batch("small machines", 0, 1500, 4),
     Batch("up to 7 nodes", 10_000, 1500, 7),
+    Batch("8 nodes", 20_000, 1500, 8),
 )
 
 
