@@ -139,6 +139,10 @@ class Node:
         self.config = config
         self.states = states if states is not None else NodeStates()
         self._pods: dict[str, Pod] = {}
+        # The pod under admission counts as active, as in the kubelet (the pod manager knows
+        # it before the admit handlers run): otherwise the managers' stale-state cleanup would
+        # free its init containers' resources while its app containers are being allocated.
+        self._admitting: Pod | None = None
         gates = config.feature_gates
         self.topology_manager = TopologyManager(
             machine,
@@ -170,13 +174,13 @@ class Node:
             node_allocatable_reservation=config.node_allocatable_reservation(self.capacity()),
             reserved_memory=config.reserved_memory,
             state=self.states.memory,
-            active_pods=lambda: list(self._pods.values()),
+            active_pods=self._active_pods,
         )
         self.device_manager = DeviceManager(
             machine.numa_ids or (0,),
             affinity,
             state=self.states.devices,
-            active_pods=lambda: list(self._pods),
+            active_pods=lambda: [p.uid for p in self._active_pods()],
         )
         for source in device_sources:
             self.device_manager.add_source(source)
@@ -235,7 +239,11 @@ class Node:
         """Run the kubelet's admission for ``pod``; on success the pod holds its resources."""
         if pod.uid in self._pods:
             raise PodAlreadyAdmittedError(f"pod {pod.key} (uid {pod.uid}) is already admitted")
-        topology = self.topology_manager.admit(pod)
+        self._admitting = pod
+        try:
+            topology = self.topology_manager.admit(pod)
+        finally:
+            self._admitting = None
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
         if admitted:
@@ -257,6 +265,12 @@ class Node:
             topology,
             tuple(self.placement(pod, c.name) for c in pod.all_containers()),
         )
+
+    def _active_pods(self) -> list[Pod]:
+        pods = list(self._pods.values())
+        if self._admitting is not None:
+            pods.append(self._admitting)
+        return pods
 
     def adopt(self, pod: Pod) -> None:
         """Count ``pod`` as admitted without allocating: its resources are already in the
