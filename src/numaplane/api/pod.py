@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 
 from numaplane.api.quantity import Quantity
@@ -284,9 +285,10 @@ class Pod:
             and self.node_name == other.node_name
         )
 
-    @property
+    @cached_property
     def qos_class(self) -> QOSClass:
-        """The recorded QoS class if any, else the one Kubernetes computes."""
+        """The recorded QoS class if any, else the one Kubernetes computes (cached: a pod is
+        immutable, and every manager asks for every container)."""
         if self.status_qos_class is not None:
             return self.status_qos_class
         return self.computed_qos_class()

@@ -143,6 +143,12 @@ class Node:
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
         self._admitting: Pod | None = None
+        # The predicate's bookkeeping, in the scheduler's integer units (millicores for CPU,
+        # whole units otherwise): requests of admitted pods, and allocatable of the resources
+        # that do not change while the node runs (everything but devices).
+        self._used: dict[str, int] = {}
+        self._requests: dict[str, dict[str, int]] = {}
+        self._static_allocatable: dict[str, int] | None = None
         gates = config.feature_gates
         self.topology_manager = TopologyManager(
             machine,
@@ -228,6 +234,18 @@ class Node:
                 out[resource] = Quantity.parse(len(self.device_manager.allocatable(resource)))
         return out
 
+    def _allocatable_units(self, resource: str) -> int | None:
+        # Allocatable of one resource in predicate units; None when the node has none.
+        if self.device_manager.is_device_resource(resource):
+            return len(self.device_manager.allocatable(resource))
+        if self._static_allocatable is None:
+            self._static_allocatable = {
+                name: _units(name, q)
+                for name, q in self.allocatable().items()
+                if not self.device_manager.is_device_resource(name)
+            }
+        return self._static_allocatable.get(resource)
+
     # -- pods -----------------------------------------------------------------------------
 
     @property
@@ -255,6 +273,7 @@ class Node:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
         self._pods[pod.uid] = pod
+        self._account(pod)
         return Admission(
             pod.name,
             pod.namespace,
@@ -276,10 +295,13 @@ class Node:
         """Count ``pod`` as admitted without allocating: its resources are already in the
         restored state (a state directory or checkpoints read back after a restart)."""
         self._pods[pod.uid] = pod
+        self._account(pod)
 
     def release(self, pod_uid: str) -> Pod:
         """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
         pod = self._pods.pop(pod_uid)
+        for name, amount in self._requests.pop(pod_uid, {}).items():
+            self._used[name] -= amount
         self._release_containers(pod)
         return pod
 
@@ -316,31 +338,43 @@ class Node:
             self.device_manager.remove_container(pod.uid, container.name)
         self.topology_manager.remove_pod(pod.uid)
 
+    def _pod_requests(self, pod: Pod) -> dict[str, int]:
+        return {
+            name: _units(name, amount)
+            for name, amount in pod.effective_requests().items()
+            if amount > _ZERO
+        }
+
+    def _account(self, pod: Pod) -> None:
+        requests = self._pod_requests(pod)
+        self._requests[pod.uid] = requests
+        for name, amount in requests.items():
+            self._used[name] = self._used.get(name, 0) + amount
+
     def _insufficient_resource(self, pod: Pod) -> tuple[str, str] | None:
         # The predicate admit handler: requested + used must fit allocatable, per resource,
         # in the units the kubelet reports (millicores for CPU, integers otherwise).
-        allocatable = self.allocatable()
-        used: dict[str, Quantity] = {}
-        for other in self._pods.values():
-            for name, amount in other.effective_requests().items():
-                used[name] = used.get(name, Quantity.zero()) + amount
-        for name, amount in sorted(pod.effective_requests().items()):
-            if amount <= Quantity.zero():
-                continue
-            cap = allocatable.get(name)
+        for name, amount in sorted(self._pod_requests(pod).items()):
+            cap = self._allocatable_units(name)
             if cap is None:
                 if name in (CPU, MEMORY) or not _is_countable(name):
                     continue
-                cap = Quantity.zero()
-            already = used.get(name, Quantity.zero())
-            if amount + already > cap:
-                unit = Quantity.milli_value if name == CPU else Quantity.value
+                cap = 0
+            used = self._used.get(name, 0)
+            if amount + used > cap:
                 return (
                     f"OutOf{name}",
-                    f"Node didn't have enough resource: {name}, requested: {unit(amount)}, "
-                    f"used: {unit(already)}, capacity: {unit(cap)}",
+                    f"Node didn't have enough resource: {name}, requested: {amount}, "
+                    f"used: {used}, capacity: {cap}",
                 )
         return None
+
+
+def _units(resource: str, amount: Quantity) -> int:
+    return amount.milli_value() if resource == CPU else amount.value()
+
+
+_ZERO = Quantity.zero()
 
 
 def _is_countable(resource: str) -> bool:

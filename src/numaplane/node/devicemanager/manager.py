@@ -215,7 +215,11 @@ class DeviceManager:
 
     def is_device_resource(self, resource: str) -> bool:
         """Registered, or still held by some container (upstream ``isDevicePluginResource``)."""
-        return resource in self._devices or resource in self._state.allocated_devices()
+        if resource in self._devices:
+            return True
+        # Plugins can only register extended resources (domain/name): native resources such as
+        # cpu, memory and hugepages never are, and need no look at the allocations.
+        return "/" in resource and resource in self._state.allocated_devices()
 
     def source(self, resource: str) -> DeviceSource | None:
         """The registered source of a resource."""

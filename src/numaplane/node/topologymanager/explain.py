@@ -28,9 +28,17 @@ is kept as its rule and summarised (narrowest hints) instead of listed.
 
 
 def _freeze(hints: Sequence[TopologyHint]) -> tuple[TopologyHint, ...] | StructuredHints:
-    if isinstance(hints, StructuredHints) and hints.is_large():
+    # A rule stays a rule (it is immutable): it is listed, or summarised on large machines,
+    # only when the explanation is rendered, so admissions nobody reads stay cheap.
+    if isinstance(hints, StructuredHints):
         return hints
     return tuple(hints)
+
+
+def _summarised(hints: Sequence[TopologyHint]) -> StructuredHints | None:
+    if isinstance(hints, StructuredHints) and hints.is_large():
+        return hints
+    return None
 
 
 def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
@@ -38,6 +46,15 @@ def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
     if hints is None:
         return None
     return tuple((resource, None if hs is None else _freeze(hs)) for resource, hs in hints.items())
+
+
+def _hints_json(hints: Sequence[TopologyHint] | None) -> Any:
+    if hints is None:
+        return None
+    rule = _summarised(hints)
+    if rule is not None:
+        return rule.summary_json()
+    return [h.to_json() for h in hints]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +68,7 @@ class ProviderRecord:
         """``{"provider", "hints": null | {resource: null | [hint, ...]}}``."""
         hints: dict[str, Any] | None = None
         if self.hints is not None:
-            hints = {
-                resource: None
-                if hs is None
-                else hs.summary_json()
-                if isinstance(hs, StructuredHints)
-                else [h.to_json() for h in hs]
-                for resource, hs in self.hints
-            }
+            hints = {resource: _hints_json(hs) for resource, hs in self.hints}
         return {"provider": self.provider, "hints": hints}
 
 
@@ -153,8 +163,8 @@ def _render_hints(hints: ResourceHints | None) -> str:
             parts.append(f"{resource}: no preference")
         elif not hs:
             parts.append(f"{resource}: no possible placement")
-        elif isinstance(hs, StructuredHints):
-            parts.append(f"{resource}: {hs.summary()}")
+        elif (rule := _summarised(hs)) is not None:
+            parts.append(f"{resource}: {rule.summary()}")
         else:
             parts.append(f"{resource}: " + " ".join(str(h) for h in hs))
     return "; ".join(parts)
