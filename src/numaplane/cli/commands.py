@@ -12,6 +12,8 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("admit", "admit"),
     ("admit", "release"),
     ("deviceplugin", "device_plugin"),
+    ("sim", "trace"),
+    ("sim", "simulate"),
 )
 
 
