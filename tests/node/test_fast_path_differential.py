@@ -11,9 +11,7 @@ definition (``numaplane.testing.exhaustive``), on random inputs.
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,12 +27,10 @@ from numaplane.node.memorymanager.state import MemoryTable, NUMANodeState
 from numaplane.node.memorymanager.topology_hints import find_best_hint
 from numaplane.node.topologymanager import policy
 from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.testing import admission_workload as bench
 from numaplane.testing.exhaustive import calculate_memory_hints
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.discover import load_machine
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import admission as bench
 
 
 def test_device_rule_lists_the_exhaustive_hints() -> None:
