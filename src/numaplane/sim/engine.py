@@ -24,7 +24,7 @@ from numaplane.node.devicemanager.inventory import sources_of
 from numaplane.sim import measures
 from numaplane.sim.configs import NamedConfig
 from numaplane.sim.nodeselect import NODE_SELECTION, UNSCHEDULABLE, Candidate
-from numaplane.sim.results import NodeInfo, Results, RunResult, TimelinePoint, Timing
+from numaplane.sim.results import NodeInfo, NumaUse, Results, RunResult, TimelinePoint, Timing
 from numaplane.sim.trace import ARRIVE, END, HEALTH, NodeSpec, Trace
 
 __all__ = [
@@ -170,6 +170,10 @@ class _Run:
         self.smallest = measures.smallest_cpu_request(arrivals, pod_scope) if static else None
         self.aligning = measures.is_aligning(config.config)
         self.stranded = 0
+        # Per-NUMA utilization is reported at peak load: the end of a trace with lifetimes is
+        # usually empty, which says nothing about how the policy packed the machine.
+        self._peak: tuple[int, int] = (-1, -1)
+        self._peak_utilization: dict[str, NumaUse] = {}
 
     def run(self, progress: Progress | None) -> RunResult:
         queue: list[tuple[float, int, int, int]] = []
@@ -257,7 +261,17 @@ class _Run:
         aligned, counted = measures.container_alignment(admission, node.cpu_numa, node.device_numa)
         self.aligned += aligned
         self.counted += counted
+        load = (self.exclusive_cpus, self.memory_bytes)
+        if load > self._peak:
+            self._peak = load
+            self._peak_utilization = self._utilization()
         return True
+
+    def _utilization(self) -> dict[str, NumaUse]:
+        utilization: dict[str, NumaUse] = {}
+        for node in self.nodes:
+            utilization.update(measures.numa_utilization(node.name, node.node))
+        return utilization
 
     def _end(self, key: str) -> None:
         uid = self.running.pop(key, None)
@@ -304,9 +318,7 @@ class _Run:
         self.stranded = max(self.stranded, value)
 
     def _result(self) -> RunResult:
-        utilization = {}
-        for node in self.nodes:
-            utilization.update(measures.numa_utilization(node.name, node.node))
+        utilization = self._peak_utilization or self._utilization()
         samples = sorted(self.admit_seconds)
         timing = Timing(
             measures.percentile(samples, 50) * 1000.0, measures.percentile(samples, 99) * 1000.0
