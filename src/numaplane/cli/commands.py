@@ -14,6 +14,8 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("deviceplugin", "device_plugin"),
     ("sim", "trace"),
     ("sim", "simulate"),
+    ("agent", "agent"),
+    ("agent", "pods"),
 )
 
 

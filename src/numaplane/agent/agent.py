@@ -1,0 +1,463 @@
+"""``Agent``: the node agent's reconcile loop (the kubelet's static pods, resource managers and
+container lifecycle, on processes).
+
+Every poll the agent reads the manifest directory and compares it with the pods it runs: a pod
+whose manifest is gone is stopped and released, a changed one is stopped, released and admitted
+again, a new one is admitted through the node engine and started. A rejected pod keeps the
+kubelet's reason and message and is not retried until its manifest changes. After each
+admission and release, and every ``cpuManagerReconcilePeriod``, the shared pool's cpuset is
+written to every container that runs on it.
+
+One lock (``Agent.lock``) guards the node engine: admissions, releases, device-plugin updates
+and the HTTP views all take it. Process changes reported by the runtimes only wake the
+records writer, which never waits for a runtime while holding the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaplane.agent.cgroups import CgroupDriver, detect_driver
+from numaplane.agent.devices import DeviceAllocations
+from numaplane.agent.podsource import ManifestDirectory, ManifestFault
+from numaplane.agent.reconcile import container_specs, limits_of, plan
+from numaplane.agent.records import records_of
+from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
+from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
+from numaplane.api.kubeletconfig import KubeletConfiguration
+from numaplane.api.pod import Pod
+from numaplane.cpuset import CPUSet
+from numaplane.deviceplugin.messages import ContainerAllocation
+from numaplane.deviceplugin.registration import DeviceManagerSink, RegistrationServer
+from numaplane.errors import NumaplaneError
+from numaplane.node.admission import Admission, Node
+from numaplane.node.checkpoint import CheckpointError
+from numaplane.topology.model import Machine
+
+_log = logging.getLogger(__name__)
+
+#: The reason of a pod the agent could not admit for its own trouble (the kubelet's wording).
+UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Everything the agent is started with."""
+
+    machine: Machine
+    config: KubeletConfiguration
+    manifest_dir: Path
+    state_dir: Path
+    cgroup_root: Path = Path("/sys/fs/cgroup")
+    cgroup_parent: str = "numaplane"
+    poll_interval: float = 1.0
+    reset_state: bool = False
+    device_plugins: bool = True
+
+
+@dataclass
+class PodEntry:
+    """An admitted pod: its manifest, admission, runtime and start error if any."""
+
+    pod: Pod
+    manifest: Path | None
+    admission: Admission | None
+    runtime: PodRuntime | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A pod the node refused, as the kubelet reports it.
+
+    ``retry`` is set when the refusal was the agent's own trouble (its state could not be
+    written), which the next scan retries.
+    """
+
+    pod: Pod
+    manifest: Path | None
+    reason: str
+    message: str
+    admission: Admission | None = None
+    retry: bool = False
+
+
+@dataclass
+class _Applied:
+    cpus: dict[tuple[str, str], CPUSet] = field(default_factory=dict)
+
+
+class Agent:
+    """One node's agent. ``open`` restores the state; ``run`` polls until stopped."""
+
+    def __init__(
+        self,
+        options: AgentOptions,
+        *,
+        driver: CgroupDriver | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.lock = threading.RLock()
+        self._warn = warn if warn is not None else _log.warning
+        self.source = ManifestDirectory(options.manifest_dir)
+        if options.reset_state:
+            driver = driver if driver is not None else self._detect_driver()
+            stopped = reset(options.state_dir, driver)
+            if stopped:
+                _log.info("reset: stopped %d recorded process(es)", len(stopped))
+        # The state is checked before any cgroup is touched: a refusal leaves the host as is.
+        restored = restore(options.state_dir, options.machine, options.config)
+        self.driver: CgroupDriver = driver if driver is not None else self._detect_driver()
+        self.node: Node = restored.node
+        self._pod_records = restored.pod_records
+        self._process_records = restored.process_records
+        self.pods: dict[str, PodEntry] = {}
+        self.rejected: dict[str, Rejection] = {}
+        self.faults: tuple[ManifestFault, ...] = ()
+        self.directory_error: str | None = None
+        self.state_error: str | None = None
+        self._applied = _Applied()
+        self.devices = DeviceAllocations(self.node.device_manager, self.lock)
+        self._dirty = threading.Event()
+        self._closing = threading.Event()
+        self._records_lock = threading.Lock()
+        self._writer: threading.Thread | None = None
+        self.registration: RegistrationServer | None = None
+        self._restored_pods = restored.pods
+        self._restored_processes = restored.processes
+        self._last_reconcile = time.monotonic()
+
+    # -- start-up -------------------------------------------------------------------------
+
+    def _detect_driver(self) -> CgroupDriver:
+        machine = self.options.machine
+        mems = CPUSet(machine.numa_ids) if machine.numa_ids else CPUSet([0])
+        return detect_driver(
+            self.options.cgroup_root,
+            self.options.cgroup_parent,
+            all_cpus=machine.all_cpu_ids,
+            all_mems=mems,
+            warn=self._warn,
+        )
+
+    @property
+    def all_cpus(self) -> CPUSet:
+        """The machine's online CPUs."""
+        return self.options.machine.all_cpu_ids
+
+    def start(self) -> None:
+        """Serve device plugins, re-adopt the restored pods' processes, start the writer."""
+        if self.options.device_plugins:
+            sink = DeviceManagerSink(self.node.device_manager, lock=self.lock)
+            self.registration = RegistrationServer(
+                callback=sink, plugin_dir=self.options.state_dir / "device-plugins"
+            )
+            self.registration.start()
+        self._adopt_restored()
+        self._writer = threading.Thread(
+            target=self._write_records_loop, name="process-records", daemon=True
+        )
+        self._writer.start()
+
+    def _adopt_restored(self) -> None:
+        known = {pod.uid for pod in self._restored_pods}
+        orphans = [r for r in self._restored_processes if r.pod_uid not in known]
+        if orphans:
+            _log.info("stopping %d process(es) of pods no longer admitted", len(orphans))
+            kill_recorded(orphans)
+            for pod_uid in sorted({r.pod_uid for r in orphans}):
+                for record in orphans:
+                    if record.pod_uid == pod_uid:
+                        kill_cgroup(self.driver, pod_uid, record.container)
+                self._remove_cgroups(pod_uid)
+        for pod in self._restored_pods:
+            entry = PodEntry(pod, None, None)
+            with self.lock:
+                self.pods[pod.uid] = entry
+            records = records_of(self._restored_processes, pod.uid)
+            self._run_pod(entry, records)
+        self._restored_pods = []
+        self._restored_processes = []
+        self.save_processes()
+        self.reconcile_cpus(force=True)
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll the manifest directory until ``stop`` is set; errors are logged, not raised."""
+        period = self.options.config.cpu_manager_reconcile_period.total_seconds() or 10.0
+        while not stop.is_set():
+            try:
+                self.sync()
+                if time.monotonic() - self._last_reconcile >= period:
+                    self.reconcile_cpus(force=True)
+            except Exception:
+                _log.exception("agent sync failed")
+            stop.wait(self.options.poll_interval)
+
+    def sync(self) -> None:
+        """One pass: read the manifests, stop what went away or changed, admit what is new."""
+        scan = self.source.scan()
+        self.directory_error = scan.error
+        if scan.error is not None:
+            # An unreadable directory says nothing about the pods: keep them running.
+            return
+        self.faults = scan.faults
+        with self.lock:
+            running = {uid: e.pod for uid, e in self.pods.items()}
+            rejected = {uid: r.pod for uid, r in self.rejected.items() if not r.retry}
+            for uid in [u for u in self.rejected if u not in scan.pods]:
+                del self.rejected[uid]
+            for uid, entry in self.pods.items():
+                found = scan.pods.get(uid)
+                if found is not None and entry.manifest is None:
+                    entry.manifest = found.path
+        desired = {uid: mp.pod for uid, mp in scan.pods.items()}
+        todo = plan(desired, running, rejected)
+        for uid in todo.stop:
+            self.stop_pod(uid)
+        for pod in todo.admit:
+            self.admit_pod(pod, scan.pods[pod.uid].path)
+        if not todo.empty:
+            self.save_processes()
+
+    def admit_pod(self, pod: Pod, manifest: Path | None) -> Admission | None:
+        """Admit ``pod``; on success record it and start its containers."""
+        with self.lock:
+            self.rejected.pop(pod.uid, None)
+            try:
+                admission = self.node.admit(pod)
+            except NumaplaneError as err:
+                self.rejected[pod.uid] = Rejection(
+                    pod, manifest, UNEXPECTED_ADMISSION_ERROR, str(err), None
+                )
+                return None
+            if not admission.admitted:
+                self.rejected[pod.uid] = Rejection(
+                    pod,
+                    manifest,
+                    admission.reason or UNEXPECTED_ADMISSION_ERROR,
+                    admission.message or "",
+                    admission,
+                )
+                _log.info("pod %s rejected: %s: %s", pod.key, admission.reason, admission.message)
+                return admission
+            try:
+                self._pod_records.save(self.node.pods)
+                self.state_error = None
+            except CheckpointError as err:
+                # Without its record the pod would be lost (and its resources leaked) at the
+                # next restart: refuse it now and try again at the next scan.
+                self.node.release(pod.uid)
+                self.state_error = str(err)
+                self.rejected[pod.uid] = Rejection(
+                    pod,
+                    manifest,
+                    UNEXPECTED_ADMISSION_ERROR,
+                    f"cannot record the pod in the state directory: {err}",
+                    admission,
+                    retry=True,
+                )
+                return admission
+            entry = PodEntry(pod, manifest, admission)
+            self.pods[pod.uid] = entry
+        _log.info("pod %s admitted", pod.key)
+        self._run_pod(entry, None)
+        self.reconcile_cpus()
+        return admission
+
+    def stop_pod(self, pod_uid: str) -> None:
+        """Stop the pod's containers, forget it in the records, release its resources."""
+        with self.lock:
+            entry = self.pods.get(pod_uid)
+        if entry is None:
+            return
+        if entry.runtime is not None:
+            try:
+                entry.runtime.stop()
+            except NumaplaneError as err:
+                _log.error("stopping pod %s: %s", entry.pod.key, err)
+        self.save_processes(exclude=pod_uid)
+        with self.lock:
+            remaining = [p for p in self.node.pods if p.uid != pod_uid]
+            try:
+                self._pod_records.save(remaining)
+            except CheckpointError as err:
+                # The release goes on: a restart finds the pod recorded but its manifest gone,
+                # and releases it again.
+                self.state_error = str(err)
+                _log.error("cannot record the release of %s: %s", entry.pod.key, err)
+            with contextlib.suppress(KeyError):
+                self.node.release(pod_uid)
+            del self.pods[pod_uid]
+            for key in [k for k in self._applied.cpus if k[0] == pod_uid]:
+                del self._applied.cpus[key]
+            self.devices.forget(pod_uid)
+        for container in entry.pod.all_containers():
+            kill_cgroup(self.driver, pod_uid, container.name)
+        self._remove_cgroups(pod_uid)
+        _log.info("pod %s stopped and released", entry.pod.key)
+        self.reconcile_cpus()
+
+    def _remove_cgroups(self, pod_uid: str) -> None:
+        try:
+            self.driver.remove_pod(pod_uid)
+        except (NumaplaneError, OSError) as err:
+            _log.warning("cannot remove the cgroups of pod %s: %s", pod_uid, err)
+
+    # -- containers -----------------------------------------------------------------------
+
+    def _run_pod(self, entry: PodEntry, adopt: list[ProcessRecord] | None) -> None:
+        """Set up the pod's cgroups and start (or re-adopt) its containers."""
+        pod = entry.pod
+        try:
+            self.driver.ensure_pod(pod.uid)
+            with self.lock:
+                for container in pod.all_containers():
+                    placement = self.node.placement(pod, container.name)
+                    limits = limits_of(
+                        pod, placement, self.node.cpu_manager.shared_pool(), self.all_cpus
+                    )
+                    self.driver.ensure_container(pod.uid, container.name, limits)
+                    self._applied.cpus[(pod.uid, container.name)] = limits.cpus
+            runtime = PodRuntime(
+                pod.uid,
+                container_specs(pod),
+                pod.restart_policy,
+                pod.termination_grace_period_seconds,
+                cgroups=self.driver,
+                log_dir=self.options.state_dir / "logs" / pod.uid,
+                extra_env=lambda name: self.device_env(pod.uid, name),
+                on_change=self._dirty.set,
+            )
+            entry.runtime = runtime
+            if adopt:
+                live = {r.container for r in adopt if is_alive(r)}
+                for container in pod.all_containers():
+                    # A process the records never named (a crash between its start and its
+                    # record) would run beside the one started now: a container without a
+                    # live recorded process starts from an empty cgroup. Where the recorded
+                    # process lives, the rest of its cgroup is its own descendants.
+                    if container.name not in live:
+                        kill_cgroup(self.driver, pod.uid, container.name)
+                died = runtime.adopt(adopt)
+                if died:
+                    _log.info("pod %s: %s exited while the agent was down", pod.key, died)
+            else:
+                for container in pod.all_containers():
+                    kill_cgroup(self.driver, pod.uid, container.name)
+                runtime.start()
+        except (NumaplaneError, OSError) as err:
+            entry.error = str(err)
+            _log.error("pod %s cannot run: %s", pod.key, err)
+        self._dirty.set()
+
+    def device_env(self, pod_uid: str, container: str) -> Mapping[str, str]:
+        """The environment the container's device plugins asked for (``Allocate`` envs)."""
+        return self.devices.env(pod_uid, container)
+
+    def device_allocations(self, pod_uid: str, container: str) -> dict[str, ContainerAllocation]:
+        """Per resource, the plugin's ``Allocate`` answer for the container's devices."""
+        return self.devices.allocations(pod_uid, container)
+
+    # -- the shared pool ------------------------------------------------------------------
+
+    def reconcile_cpus(self, *, force: bool = False) -> None:
+        """Write the shared pool to every container running on it.
+
+        Without ``force`` only containers whose pool changed since the last write are
+        touched; with it (the periodic pass) each cgroup is read back and fixed if it drifted.
+        """
+        with self.lock:
+            shared = self.node.cpu_manager.shared_pool() or self.all_cpus
+            targets: list[tuple[str, str, CPUSet]] = []
+            for uid, entry in self.pods.items():
+                for container in entry.pod.all_containers():
+                    placement = self.node.placement(entry.pod, container.name)
+                    want = placement.exclusive_cpus or shared
+                    targets.append((uid, container.name, want))
+            self._last_reconcile = time.monotonic()
+        for uid, name, want in targets:
+            applied = self._applied.cpus.get((uid, name))
+            try:
+                if force:
+                    current = self.driver.cpus_of(uid, name)
+                    if current is not None and current == want and applied == want:
+                        continue
+                elif applied == want:
+                    continue
+                self.driver.update_cpus(uid, name, want)
+                self._applied.cpus[(uid, name)] = want
+            except (NumaplaneError, OSError) as err:
+                _log.warning("cannot set the CPUs of %s/%s to %s: %s", uid, name, want, err)
+
+    # -- process records ------------------------------------------------------------------
+
+    def process_records(self, exclude: str | None = None) -> list[ProcessRecord]:
+        """The processes of every running pod, as the runtimes report them."""
+        with self.lock:
+            runtimes = [e.runtime for uid, e in self.pods.items() if uid != exclude and e.runtime]
+        out: list[ProcessRecord] = []
+        for runtime in runtimes:
+            out.extend(runtime.records())
+        return out
+
+    def save_processes(self, exclude: str | None = None) -> None:
+        """Write the process records now."""
+        with self._records_lock:
+            try:
+                self._process_records.save(self.process_records(exclude))
+            except CheckpointError as err:
+                self.state_error = str(err)
+                _log.error("cannot write the process records: %s", err)
+
+    def _write_records_loop(self) -> None:
+        while not self._closing.is_set():
+            if self._dirty.wait(0.5):
+                self._dirty.clear()
+                self.save_processes()
+
+    # -- views and shutdown ---------------------------------------------------------------
+
+    def statuses(self) -> dict[str, PodStatus | None]:
+        """Each admitted pod's runtime status (``None`` when it never got a runtime)."""
+        with self.lock:
+            entries = dict(self.pods)
+        return {uid: e.runtime.status() if e.runtime else None for uid, e in entries.items()}
+
+    def registered_plugins(self) -> int:
+        """Device plugins connected now."""
+        return len(self.registration.sources()) if self.registration is not None else 0
+
+    def stop_all_pods(self) -> None:
+        """Stop and release every pod (``--stop-pods-on-exit`` and tests)."""
+        with self.lock:
+            uids = list(self.pods)
+        for uid in reversed(uids):
+            self.stop_pod(uid)
+
+    def close(self) -> None:
+        """Stop serving plugins and writing records; the pods keep running, as with the
+        kubelet, and a restarted agent adopts them."""
+        self.save_processes()
+        self._closing.set()
+        if self._writer is not None:
+            self._writer.join(2.0)
+        if self.registration is not None:
+            self.registration.stop()
+
+
+__all__ = [
+    "UNEXPECTED_ADMISSION_ERROR",
+    "Agent",
+    "AgentOptions",
+    "PodEntry",
+    "Rejection",
+]

@@ -1,0 +1,124 @@
+"""The pods the agent should run: every Pod manifest in a directory (the kubelet's static pods).
+
+``ManifestDirectory.scan`` reads the directory and returns what it holds now: the pods by uid,
+each with the file it came from, and the files that could not be read as pods with the reason.
+A file is parsed again only when its size, modification time or inode changes, so polling a
+large directory every second stays cheap. Hidden files (``.name``) and editor backups
+(``name~``) are skipped, as the kubelet skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaplane.api.manifest import ManifestError, load_pods
+from numaplane.api.pod import Pod
+from numaplane.errors import InputError
+
+#: Extensions read as manifests.
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class ManifestPod:
+    """A pod read from one manifest file."""
+
+    pod: Pod
+    path: Path
+
+
+@dataclass(frozen=True)
+class ManifestFault:
+    """A manifest file that does not give pods: the file and why (one line)."""
+
+    path: Path
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """The directory's content at one scan: pods by uid and the files that failed."""
+
+    pods: Mapping[str, ManifestPod] = field(default_factory=dict)
+    faults: tuple[ManifestFault, ...] = ()
+    error: str | None = None
+    """Set when the directory itself cannot be read (the pods are then unknown)."""
+
+
+@dataclass(frozen=True)
+class _FileKey:
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+class ManifestDirectory:
+    """Polls one directory of Pod manifests."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cache: dict[Path, tuple[_FileKey, tuple[Pod, ...] | ManifestFault]] = {}
+
+    def scan(self) -> ScanResult:
+        """The pods and faults of the directory now."""
+        try:
+            entries = sorted(self.path.iterdir())
+        except OSError as err:
+            return ScanResult(error=f"{self.path}: cannot read the directory: {err.strerror}")
+        pods: dict[str, ManifestPod] = {}
+        faults: list[ManifestFault] = []
+        seen: set[Path] = set()
+        for path in entries:
+            if not _is_manifest_name(path.name):
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # removed between listing and stat
+            if not path.is_file():
+                continue
+            seen.add(path)
+            key = _FileKey(st.st_size, st.st_mtime_ns, st.st_ino)
+            cached = self._cache.get(path)
+            if cached is None or cached[0] != key:
+                cached = (key, _read(path))
+                self._cache[path] = cached
+            content = cached[1]
+            if isinstance(content, ManifestFault):
+                faults.append(content)
+                continue
+            for pod in content:
+                other = pods.get(pod.uid)
+                if other is not None:
+                    faults.append(
+                        ManifestFault(
+                            path,
+                            "DuplicatePod",
+                            f"{path}: pod {pod.key} (uid {pod.uid}) is already defined in "
+                            f"{other.path}",
+                        )
+                    )
+                    continue
+                pods[pod.uid] = ManifestPod(pod, path)
+        for gone in set(self._cache) - seen:
+            del self._cache[gone]
+        return ScanResult(pods, tuple(faults))
+
+
+def _is_manifest_name(name: str) -> bool:
+    return not name.startswith(".") and not name.endswith("~") and name.endswith(MANIFEST_SUFFIXES)
+
+
+def _read(path: Path) -> tuple[Pod, ...] | ManifestFault:
+    try:
+        pods = load_pods(path)
+    except ManifestError as err:
+        return ManifestFault(path, "InvalidManifest", str(err))
+    except InputError as err:
+        return ManifestFault(path, "InvalidManifest", str(err))
+    if not pods:
+        return ManifestFault(path, "InvalidManifest", f"{path}: the file holds no Pod")
+    return tuple(pods)

@@ -1,0 +1,266 @@
+"""Opening the agent's state directory: restore, refuse or reset.
+
+The state directory holds the kubelet-format checkpoints (``cpu_manager_state``,
+``memory_manager_state``, ``kubelet_internal_checkpoint``), ``numaplane_pods.json`` (the
+admitted pods) and ``numaplane_processes.json`` (the process of each container). ``restore``
+rebuilds the node from them; anything unusable (a corrupt checkpoint, a checkpoint of another
+CPU or memory policy, a state the policy refuses) is an ``AgentStateError`` naming the file, and
+the agent refuses to start. ``reset`` is ``--reset-state``: it stops the processes the
+directory records, removes their cgroups and deletes the files.
+
+Write order makes a crash at any point recoverable: an admission writes the checkpoints before
+the pod records, a release removes the pod from the records before the checkpoints; so the
+checkpoints hold a superset of the recorded pods, and ``restore`` drops every allocation of a
+pod the records do not name (the kubelet's stale-state cleanup).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from numaplane.agent.cgroups import CgroupDriver
+from numaplane.agent.records import PROCESS_RECORDS_FILE, ProcessRecords
+from numaplane.agent.runtime import ProcessRecord, process_start_time
+from numaplane.api.kubeletconfig import KubeletConfiguration
+from numaplane.api.pod import Pod
+from numaplane.cpuset import CPUSet
+from numaplane.errors import InputError, NumaplaneError
+from numaplane.node.admission import Node
+from numaplane.node.checkpoint import CheckpointError, CheckpointStore
+from numaplane.node.cpumanager import state as cpu_state
+from numaplane.node.cpumanager.state_checkpoint import CheckpointState as CPUState
+from numaplane.node.devicemanager.state_checkpoint import CheckpointState as DeviceState
+from numaplane.node.memorymanager.state_checkpoint import CheckpointState as MemoryState
+from numaplane.node.podrecords import POD_RECORDS_FILE, PodRecords
+from numaplane.node.statedir import ensure_writable_dir, open_node_states
+from numaplane.topology.model import Machine
+
+_log = logging.getLogger(__name__)
+
+#: Every file ``--reset-state`` removes.
+STATE_FILES = (
+    CPUState.checkpoint_name,
+    MemoryState.checkpoint_name,
+    DeviceState.checkpoint_name,
+    POD_RECORDS_FILE,
+    PROCESS_RECORDS_FILE,
+)
+
+
+class AgentStateError(InputError):
+    """The state directory cannot be used; ``source`` is the offending file."""
+
+
+@dataclass
+class Restored:
+    """A node rebuilt from a state directory, with its pods and their recorded processes."""
+
+    node: Node
+    pods: list[Pod]
+    processes: list[ProcessRecord]
+    pod_records: PodRecords
+    process_records: ProcessRecords
+
+
+def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> Restored:
+    """Open ``state_dir`` and rebuild the node; ``AgentStateError`` when it is unusable."""
+    ensure_writable_dir(state_dir)
+    try:
+        states = open_node_states(
+            state_dir, config.cpu_manager_policy, config.memory_manager_policy
+        )
+    except CheckpointError as err:
+        raise AgentStateError(err.source or str(state_dir), _with_advice(str(err))) from err
+    store = CheckpointStore(state_dir)
+    pod_records = PodRecords(store)
+    process_records = ProcessRecords(store)
+    try:
+        pods = pod_records.load()
+        processes = process_records.load()
+    except InputError as err:
+        raise AgentStateError(err.source or str(state_dir), _with_advice(err.reason)) from err
+    except CheckpointError as err:
+        raise AgentStateError(err.source or str(state_dir), str(err)) from err
+    if config.cpu_manager_policy == "static":
+        repair_torn_cpu_state(states.cpu, {p.uid for p in pods}, machine, config)
+    try:
+        node = Node(machine, config, states=states)
+    except InputError:
+        raise
+    except NumaplaneError as err:
+        # The managers validate the restored state against the configuration (reserved CPUs
+        # changed, an assignment outside the machine): the kubelet refuses to start too.
+        raise AgentStateError(str(state_dir), _with_advice(str(err))) from err
+    for pod in pods:
+        node.adopt(pod)
+    drop_stale_allocations(node)
+    return Restored(node, pods, processes, pod_records, process_records)
+
+
+def repair_torn_cpu_state(
+    state: cpu_state.State,
+    recorded: set[str],
+    machine: Machine,
+    config: KubeletConfiguration,
+) -> bool:
+    """Mend a CPU checkpoint that a crash left between two of the static policy's writes.
+
+    The policy records an assignment and the shrunken shared pool in two writes (and a release
+    in two more), so a crash between them leaves a CPU in both, or in neither, and the policy
+    would refuse the state. Only pods missing from the pod records can be caught in such a
+    write (records are written after an admission completes and before a release starts), so
+    their assignments are dropped and the pool recomputed from the recorded ones. A state
+    naming CPUs the machine does not have, or whose recorded assignments overlap, is left for
+    the policy to refuse. Returns whether anything changed.
+    """
+    strict = config.cpu_manager_policy_options.get("strict-cpu-reservation") == "true"
+    if strict and not config.reserved_system_cpus:
+        return False  # the reserved set is the policy's choice: nothing to recompute from
+    default = state.get_default_cpu_set()
+    assignments = state.get_cpu_assignments()
+    if not default:
+        return False  # a first start, or a state the policy refuses with its own message
+    every = default
+    kept: list[int] = []
+    for pod_uid, containers in assignments.items():
+        for cpus in containers.values():
+            every = every | cpus
+            if pod_uid in recorded:
+                kept.extend(cpus)
+    if not every <= machine.all_cpu_ids or len(kept) != len(set(kept)):
+        return False
+    expected = machine.all_cpu_ids - CPUSet(kept)
+    if strict:
+        expected = expected - config.reserved_system_cpus
+    stale = [(u, n) for u, cs in assignments.items() if u not in recorded for n in cs]
+    if not stale and expected == default:
+        return False
+    _log.warning(
+        "repairing the CPU checkpoint after an interrupted write: shared pool %s -> %s, "
+        "dropping %d assignment(s) of unrecorded pods",
+        default,
+        expected,
+        len(stale),
+    )
+    for pod_uid, name in stale:
+        state.delete(pod_uid, name)
+    state.set_default_cpu_set(expected)
+    return True
+
+
+def drop_stale_allocations(node: Node) -> None:
+    """Release what the checkpoints hold for pods the node does not know (a crash between a
+    checkpoint write and the pod records' write)."""
+    known = {pod.uid for pod in node.pods}
+    for pod_uid, containers in node.cpu_manager.exclusive_assignments().items():
+        if pod_uid not in known:
+            for name in containers:
+                node.cpu_manager.remove_container(pod_uid, name)
+    node.memory_manager.remove_stale_state(node.pods)
+    node.device_manager.update_allocated_devices()
+    for pod_uid in set(node.device_manager.state.pod_uids()) - known:
+        node.device_manager.remove_pod(pod_uid)
+
+
+def reset(state_dir: Path, driver: CgroupDriver | None) -> list[ProcessRecord]:
+    """``--reset-state``: stop the recorded processes, remove their cgroups, delete the files.
+
+    Unreadable records are skipped (a corrupt file is why one resets). Returns the processes
+    that were stopped.
+    """
+    ensure_writable_dir(state_dir)
+    store = CheckpointStore(state_dir)
+    try:
+        processes = ProcessRecords(store).load()
+    except (InputError, CheckpointError) as err:
+        _log.warning("ignoring unreadable process records: %s", err)
+        processes = []
+    try:
+        pod_uids = {pod.uid for pod in PodRecords(store).load()}
+    except (InputError, CheckpointError) as err:
+        _log.warning("ignoring unreadable pod records: %s", err)
+        pod_uids = set()
+    stopped = kill_recorded(processes)
+    if driver is not None:
+        for pod_uid in sorted(pod_uids | {r.pod_uid for r in processes}):
+            for record in processes:
+                if record.pod_uid == pod_uid:
+                    kill_cgroup(driver, pod_uid, record.container)
+            with contextlib.suppress(NumaplaneError, OSError):
+                driver.remove_pod(pod_uid)
+    for name in STATE_FILES:
+        try:
+            store.remove(name)
+        except CheckpointError as err:
+            raise AgentStateError(str(store.path(name)), str(err)) from err
+    return stopped
+
+
+def is_alive(record: ProcessRecord) -> bool:
+    """Whether the recorded process still runs (same pid, same start time, not a zombie)."""
+    if process_start_time(record.pid) != record.start_time:
+        return False
+    try:
+        with open(f"/proc/{record.pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    state = data[data.rfind(b")") + 2 :][:1]
+    return state not in (b"Z", b"X")
+
+
+def kill_recorded(records: Iterable[ProcessRecord], timeout: float = 5.0) -> list[ProcessRecord]:
+    """SIGKILL every recorded process that still runs (its process group too); wait for them."""
+    alive = [r for r in records if is_alive(r)]
+    for record in alive:
+        _kill_group(record.pid)
+    deadline = time.monotonic() + timeout
+    while any(is_alive(r) for r in alive) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive
+
+
+def kill_cgroup(driver: CgroupDriver, pod_uid: str, container: str) -> list[int]:
+    """SIGKILL every process in a container's cgroup (processes the records never named: a
+    crash between a start and its record)."""
+    try:
+        pids = driver.pids(pod_uid, container)
+    except (NumaplaneError, OSError):
+        return []
+    for pid in pids:
+        if pid != os.getpid():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        with contextlib.suppress(NumaplaneError, OSError):
+            left = [p for p in driver.pids(pod_uid, container) if _running(p)]
+            if not left:
+                break
+        time.sleep(0.02)
+    return pids
+
+
+def _running(pid: int) -> bool:
+    start = process_start_time(pid)
+    return start is not None and is_alive(ProcessRecord("", "", pid, start))
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+            return
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _with_advice(message: str) -> str:
+    return f"{message} (start with --reset-state to discard the state and its pods)"

@@ -1,0 +1,234 @@
+"""``numaplane agent`` (run pods from a manifest directory on pinned CPUs) and ``numaplane pods``
+(what a running agent reports)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from numaplane.agent.agent import Agent, AgentOptions
+from numaplane.agent.crash import CRASH_AT_ENV, install_crash_point
+from numaplane.agent.http import DEFAULT_LISTEN, AgentHTTPServer, parse_listen
+from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_config
+from numaplane.cli.options import machine_option
+from numaplane.errors import InputError
+from numaplane.topology.model import Machine
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  numaplane agent --config kubelet.yaml --pod-manifest-path ./pods --state-dir ./state
+  numaplane agent -c kubelet.yaml --pod-manifest-path /etc/numaplane/pods \\
+      --state-dir /var/lib/numaplane --listen 127.0.0.1:10255
+"""
+)
+@click.option(
+    "--config",
+    "-c",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="KubeletConfiguration YAML. Default: kubelet defaults (every policy none).",
+)
+@click.option(
+    "--pod-manifest-path",
+    "manifest_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Directory of Pod manifests (*.yaml, *.yml, *.json): each pod in it runs here.",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Checkpoints, pod and process records, logs and the device-plugin sockets.",
+)
+@machine_option(default="/")
+@click.option(
+    "--cgroup-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/sys/fs/cgroup"),
+    show_default=True,
+    help="Where the cgroup hierarchies are mounted.",
+)
+@click.option("--cgroup-parent", default="numaplane", show_default=True, hidden=True)
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT of the API.")
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0.05),
+    default=1.0,
+    show_default=True,
+    help="Seconds between scans of the manifest directory.",
+)
+@click.option(
+    "--reset-state",
+    is_flag=True,
+    help="Stop the processes the state directory records and discard its checkpoints and "
+    "records before starting.",
+)
+@click.option(
+    "--stop-pods-on-exit",
+    is_flag=True,
+    help="Stop and release every pod when the agent exits (default: they keep running and "
+    "the next agent adopts them).",
+)
+@click.option("--once", is_flag=True, hidden=True, help="One scan, then exit (tests).")
+@click.option("--verbose", "-v", is_flag=True, help="Log every decision.")
+def agent(
+    config_path: Path | None,
+    manifest_dir: Path,
+    state_dir: Path,
+    machine: Machine,
+    cgroup_root: Path,
+    cgroup_parent: str,
+    listen: str,
+    poll_interval: float,
+    reset_state: bool,
+    stop_pods_on_exit: bool,
+    once: bool,
+    verbose: bool,
+) -> None:
+    """Run the pods of a manifest directory as processes on the CPUs, memory nodes and
+    devices the kubelet's resource managers give them.
+
+    A new manifest is admitted (or rejected with the kubelet's reason) and started; a removed
+    one is stopped and its resources released; a changed one is restarted. State survives
+    restarts: a restarted agent adopts the running processes. Runs until SIGTERM or SIGINT.
+    """
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    crash_at = os.environ.get(CRASH_AT_ENV)
+    if crash_at:
+        install_crash_point(int(crash_at))
+    config = (
+        load_kubelet_config(config_path)
+        if config_path is not None
+        else KubeletConfiguration.default()
+    )
+    address = parse_listen(listen)
+    if not manifest_dir.is_dir():
+        raise InputError(str(manifest_dir), "the pod manifest directory does not exist")
+    options = AgentOptions(
+        machine=machine,
+        config=config,
+        manifest_dir=manifest_dir,
+        state_dir=state_dir,
+        cgroup_root=cgroup_root,
+        cgroup_parent=cgroup_parent,
+        poll_interval=poll_interval,
+        reset_state=reset_state,
+    )
+    node_agent = Agent(options, warn=lambda m: click.echo(f"warning: {m}", err=True))
+    try:
+        server = AgentHTTPServer(node_agent, address)
+    except OSError as err:
+        raise InputError("--listen", f"cannot listen on {listen}: {err.strerror}") from err
+    node_agent.start()
+    if once:
+        node_agent.sync()
+        node_agent.save_processes()
+        sys.stdout.flush()
+        # Leave as a crash would, pods running: the next run must adopt them.
+        os._exit(0)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    server.start()
+    host, port = server.address
+    click.echo(f"numaplane agent: serving on http://{host}:{port}", err=True)
+    try:
+        node_agent.run(stop)
+    finally:
+        server.stop()
+        if stop_pods_on_exit:
+            node_agent.stop_all_pods()
+        node_agent.close()
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  numaplane pods
+  numaplane pods --listen 127.0.0.1:10255 -o json
+"""
+)
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="The agent's HOST:PORT.")
+@click.option("--output", "-o", type=click.Choice(("table", "json")), default="table")
+def pods(listen: str, output: str) -> None:
+    """List the pods a running agent reports: phase, containers, CPUs, NUMA nodes, devices."""
+    host, port = parse_listen(listen)
+    url = f"http://{host}:{port}/pods"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            doc: list[dict[str, Any]] = json.loads(answer.read())
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise InputError(url, f"no agent answers: {reason}") from err
+    if output == "json":
+        click.echo(json.dumps(doc, indent=2))
+        return
+    # Piped output keeps whole values (pod names, CPU lists) rather than a terminal's width.
+    width = None if sys.stdout.isatty() else 240
+    print_pods(doc, Console(highlight=False, width=width))
+
+
+def print_pods(doc: list[dict[str, Any]], console: Console) -> None:
+    """A table of ``/pods``: one row per container (one per pod when it has none)."""
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    for column in (
+        "POD",
+        "PHASE",
+        "CONTAINER",
+        "STATE",
+        "RESTARTS",
+        "CPUS",
+        "NUMA",
+        "DEVICES",
+        "REASON",
+    ):
+        table.add_column(column)
+    for pod in doc:
+        name = pod["name"] if pod.get("namespace") is None else f"{pod['namespace']}/{pod['name']}"
+        reason = pod.get("reason") or ""
+        if pod.get("message") and pod.get("phase") == "Failed":
+            reason = f"{reason}: {pod['message']}" if reason else pod["message"]
+        containers = pod.get("containers") or [{}]
+        for index, c in enumerate(containers):
+            numa = c.get("memoryNumaNodes")
+            if numa is None and c.get("numaAffinity"):
+                numa = c["numaAffinity"].get("numa")
+            devices = ", ".join(
+                f"{r}: {' '.join(ids)}" for r, ids in (c.get("devices") or {}).items()
+            )
+            cpus = f"{c['cpus']} ({c['cpuKind']})" if c.get("cpus") else "-"
+            table.add_row(
+                name if index == 0 else "",
+                pod.get("phase", "") if index == 0 else "",
+                c.get("name", "-"),
+                c.get("state", "-") + (f" ({c['reason']})" if c.get("reason") else ""),
+                str(c.get("restartCount", 0)) if c else "-",
+                cpus,
+                ",".join(map(str, numa)) if numa else "-",
+                devices or "-",
+                reason if index == 0 else "",
+            )
+    console.print(table)
