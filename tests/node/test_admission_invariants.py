@@ -27,6 +27,7 @@ from numaplane.api.pod import Container, Pod
 from numaplane.node.admission import Node
 from numaplane.node.devicemanager.inventory import DEFAULT_PCI_RULES, devices_from_machine
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
+from numaplane.testing.admission_workload import node_config
 from numaplane.testing.fixtures import machine_fixture, shared_topologies_dir
 from numaplane.topology.discover import load_machine
 from numaplane.topology.model import Machine
@@ -44,24 +45,6 @@ class Scenario:
     scope: str
     max_examples: int
     with_gpus: bool = False
-
-
-def _config(machine: Machine, policy: str, scope: str) -> dict[str, Any]:
-    # Static CPU and memory managers; memory reservation on the first NUMA node that holds
-    # memory, sized to node allocatable (system reserved 1Gi + hard eviction 100Mi).
-    first = next(n.id for n in machine.numa_nodes if n.memory_bytes > 2 << 30)
-    return {
-        "apiVersion": "kubelet.config.k8s.io/v1beta1",
-        "kind": "KubeletConfiguration",
-        "cpuManagerPolicy": "static",
-        "reservedSystemCPUs": str(machine.all_cpu_ids.min()),
-        "systemReserved": {"memory": "1Gi"},
-        "evictionHard": {"memory.available": "100Mi"},
-        "memoryManagerPolicy": "Static",
-        "reservedMemory": [{"numaNode": first, "limits": {"memory": "1124Mi"}}],
-        "topologyManagerPolicy": policy,
-        "topologyManagerScope": scope,
-    }
 
 
 def _fixture(name: str) -> Callable[[], Machine]:
@@ -181,7 +164,7 @@ def _check_invariants(node: Node, machine: Machine, policy: str) -> None:
 def test_random_admit_release_sequences_keep_invariants(scenario: Scenario) -> None:
     machine = scenario.machine()
     config = kubelet_config_from_dict(
-        _config(machine, scenario.policy, scenario.scope), "<invariants>"
+        node_config(machine, scenario.policy, scenario.scope), "<invariants>"
     )
     gpus = devices_from_machine(machine, DEFAULT_PCI_RULES) if scenario.with_gpus else {}
     if scenario.with_gpus:
