@@ -29,6 +29,15 @@ STATIC_SINGLE_NUMA: Mapping[str, Any] = {
     "topologyManagerPolicy": "single-numa-node",
 }
 
+#: Overrides for ``memoryManagerPolicy: Static`` on a machine whose node 0 can spare 1Gi
+#: (systemReserved 924Mi and a 100Mi eviction threshold, all reserved on node 0).
+STATIC_MEMORY: Mapping[str, Any] = {
+    "memoryManagerPolicy": "Static",
+    "systemReserved": {"memory": "924Mi"},
+    "evictionHard": {"memory.available": "100Mi"},
+    "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}],
+}
+
 
 def kubelet_config(**overrides: Any) -> KubeletConfiguration:
     """The static/single-numa-node configuration with ``overrides`` (camelCase keys)."""

@@ -19,9 +19,11 @@ from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.manifest import pod_from_dict
 from numaplane.cpuset import CPUSet
 from numaplane.node.admission import Node
+from numaplane.node.memorymanager.accounting import reserve
 from numaplane.node.statedir import open_node_states
 from numaplane.topology.discover import load_machine
 from tests.agent.agent_fixtures import (
+    STATIC_MEMORY,
     MemoryDriver,
     alive,
     kill_quietly,
@@ -331,6 +333,7 @@ def test_reset_state_stops_recorded_processes_and_clears_the_files(
     first.save_processes()
     abandon(first, popens)
     (state / "cpu_manager_state").write_text("garbage")
+    (state / "numaplane_rejections.json").write_text("{}")
     os.remove(manifests / "pinned.yaml")
     second = make_agent(
         config=kubelet_config(cpuManagerPolicy="none", reservedSystemCPUs=None), reset_state=True
@@ -339,6 +342,7 @@ def test_reset_state_stops_recorded_processes_and_clears_the_files(
     assert second.pods == {}
     assert second.node.pods == ()
     assert "garbage" not in (state / "cpu_manager_state").read_text()
+    assert not (state / "numaplane_rejections.json").exists()
 
 
 def test_topology_view_counts_exclusive_cpus(
@@ -355,3 +359,26 @@ def test_topology_view_counts_exclusive_cpus(
     assert cpu["node-0"]["allocatable"] == "1"  # CPU 0 is reserved
     available = sum(int(c["available"]) for c in cpu.values())
     assert available == 2  # 3 allocatable, 1 exclusive
+
+
+def test_a_torn_memory_checkpoint_is_mended_at_start(
+    dirs: tuple[Path, Path],
+    make_agent: AgentFactory,
+    popens: list[subprocess.Popen[bytes]],
+) -> None:
+    manifests, state = dirs
+    config = kubelet_config(**STATIC_MEMORY)
+    first = make_agent(config=config)
+    write_pod(manifests, pod_manifest("pinned", cpu="1", memory="1Gi"))
+    first.sync()
+    wait_for("pinned running", _running(first, "pinned"))
+    expected = dict(first.node.memory_manager.state.get_machine_state())
+    first.save_processes()
+    abandon(first, popens)
+    # An admission killed between its two memory writes: memory taken, no blocks recorded.
+    states = open_node_states(state, "static", "Static")
+    states.memory.set_machine_state(reserve(expected, (1,), "memory", 2 << 30))
+
+    second = make_agent(config=config)
+    assert dict(second.node.memory_manager.state.get_machine_state()) == expected
+    assert _pod(second, "pinned")["containers"][0]["memoryNumaNodes"] is not None

@@ -14,16 +14,13 @@ from numaplane.agent.podsource import ManifestDirectory
 from numaplane.agent.reconcile import container_specs, cpu_quota_us, limits_of, plan
 from numaplane.agent.records import ProcessRecords
 from numaplane.agent.runtime import ProcessRecord
-from numaplane.agent.startup import repair_torn_cpu_state
 from numaplane.api.manifest import pod_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.cpuset import CPUSet
 from numaplane.errors import InputError
 from numaplane.node.admission import ContainerPlacement
 from numaplane.node.checkpoint import CheckpointStore
-from numaplane.node.cpumanager.state import InMemoryState
-from numaplane.topology.discover import load_machine
-from tests.agent.agent_fixtures import kubelet_config, pod_manifest, write_pod
+from tests.agent.agent_fixtures import pod_manifest, write_pod
 
 # -- manifest directory ------------------------------------------------------------------------
 
@@ -244,66 +241,3 @@ def test_corrupt_process_records_name_the_file(tmp_path: Path, content: str) -> 
     with pytest.raises(InputError) as caught:
         ProcessRecords(CheckpointStore(tmp_path)).load()
     assert caught.value.source.endswith("numaplane_processes.json")
-
-
-# -- torn CPU checkpoints ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TornCase:
-    name: str
-    assignments: dict[str, dict[str, str]]
-    default: str
-    recorded: frozenset[str]
-    repaired: bool
-    after_default: str
-    after_pods: frozenset[str]
-
-
-TORN_CASES = (
-    TornCase(
-        "consistent", {"a": {"c": "2"}}, "0-1,3", frozenset("a"), False, "0-1,3", frozenset("a")
-    ),
-    TornCase(
-        "crash inside an admission: CPU in both",
-        {"a": {"c": "2"}, "b": {"c": "3"}},
-        "0-1,3",
-        frozenset("a"),
-        True,
-        "0-1,3",
-        frozenset("a"),
-    ),
-    TornCase(
-        "crash inside a release: CPU in neither",
-        {"a": {"c": "2"}},
-        "0-1",
-        frozenset("a"),
-        True,
-        "0-1,3",
-        frozenset("a"),
-    ),
-    TornCase(
-        "a CPU the machine lacks is left alone",
-        {"a": {"c": "9"}},
-        "0",
-        frozenset("a"),
-        False,
-        "0",
-        frozenset("a"),
-    ),
-    TornCase("empty pool is left alone", {}, "", frozenset(), False, "", frozenset()),
-)
-
-
-@pytest.mark.parametrize("case", TORN_CASES, ids=lambda c: c.name)
-def test_repair_torn_cpu_state(case: TornCase) -> None:
-    state = InMemoryState(
-        {u: {n: CPUSet.parse(c) for n, c in cs.items()} for u, cs in case.assignments.items()},
-        CPUSet.parse(case.default),
-    )
-    machine = load_machine("sockets=1,numa-per-socket=2,cores-per-numa=2,threads-per-core=1")
-    assert (
-        repair_torn_cpu_state(state, set(case.recorded), machine, kubelet_config()) is case.repaired
-    )
-    assert state.get_default_cpu_set() == CPUSet.parse(case.after_default)
-    assert frozenset(state.get_cpu_assignments()) == case.after_pods

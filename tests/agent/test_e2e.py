@@ -8,6 +8,7 @@ the test's marker shows in ``/proc`` and removes the test's cgroups.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import signal
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,12 @@ from numaplane.api.manifest import pod_from_dict
 from numaplane.cpuset import CPUSet
 from numaplane.deviceplugin.plugin import DevicePluginServer
 from numaplane.node.checkpoint import CheckpointStore
+from numaplane.node.cpumanager.state_checkpoint import CheckpointState as CPUState
 from numaplane.node.devicemanager import Device
+from numaplane.node.devicemanager.state_checkpoint import CheckpointState as DeviceState
+from numaplane.node.memorymanager.state_checkpoint import CheckpointState as MemoryState
 from numaplane.node.podrecords import PodRecords
+from numaplane.topology.discover import load_machine
 from tests.agent.agent_fixtures import (
     alive,
     cpus_allowed,
@@ -191,19 +196,36 @@ class Host:
                 top.rmdir()
 
 
+HostFactory = Callable[..., Host]
+
+
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
-    # A short root keeps the device-plugin socket paths under the unix limit.
-    root = Path(f"/tmp/npe-{uuid.uuid4().hex[:8]}")
-    root.mkdir()
-    setup = Host(root)
-    setup.manifests.mkdir()
-    write_config(setup.config)
+def new_host() -> Iterator[HostFactory]:
+    """Builds hosts whose configuration is the default one with ``overrides``; each is cleaned
+    up (agents, marked processes, cgroups, directories) at the end."""
+    made: list[Host] = []
+
+    def make(**overrides: Any) -> Host:
+        # A short root keeps the device-plugin socket paths under the unix limit.
+        root = Path(f"/tmp/npe-{uuid.uuid4().hex[:8]}")
+        root.mkdir()
+        setup = Host(root)
+        made.append(setup)
+        setup.manifests.mkdir()
+        write_config(setup.config, **overrides)
+        return setup
+
     try:
-        yield setup
+        yield make
     finally:
-        setup.cleanup()
-        subprocess.run(["rm", "-rf", str(root)], check=False)
+        for setup in made:
+            setup.cleanup()
+            subprocess.run(["rm", "-rf", str(setup.root)], check=False)
+
+
+@pytest.fixture
+def host(new_host: HostFactory) -> Host:
+    return new_host()
 
 
 def _exclusive_cpu() -> CPUSet:
@@ -261,7 +283,28 @@ def test_sigkill_then_restart_adopts_the_same_processes(host: Host) -> None:
     assert cpus_allowed(pid) == CPUSet.parse(before["containers"][0]["cpus"])
 
 
-def _check_consistent(host: Host, expected: set[str]) -> None:
+def _static_memory_config() -> dict[str, Any]:
+    """``memoryManagerPolicy: Static`` with a reservation valid for this host: ``systemReserved``
+    memory X, a 100Mi hard eviction threshold, and X + 100Mi reserved on the first NUMA node."""
+    machine = load_machine("/")
+    first = machine.numa_nodes[0]
+    mib = min(256, first.memory_bytes // (8 << 20))
+    return {
+        "memoryManagerPolicy": "Static",
+        "systemReserved": {"memory": f"{mib}Mi"},
+        "evictionHard": {"memory.available": "100Mi"},
+        "reservedMemory": [{"numaNode": first.id, "limits": {"memory": f"{mib + 100}Mi"}}],
+    }
+
+
+def _mems_allowed(pid: int) -> CPUSet:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Mems_allowed_list:"):
+            return CPUSet.parse(line.split(":", 1)[1].strip())
+    raise AssertionError(f"no Mems_allowed_list for {pid}")
+
+
+def _check_consistent(host: Host, expected: set[str], memory_policy: str) -> None:
     """Checkpoints, records and /proc agree: nothing double-assigned, nothing leaked."""
     store = CheckpointStore(host.state)
     pods = {p.uid: p for p in PodRecords(store).load()}
@@ -272,60 +315,111 @@ def _check_consistent(host: Host, expected: set[str]) -> None:
     assert {r.pod_uid for r in processes} == set(pods)
     assert {r.pid for r in processes} == host.marked()
     pid_of = {(r.pod_uid, r.container): r.pid for r in processes}
+
+    cpus = CPUState.open(host.state, "static")
+    exclusive = cpus.get_cpu_assignments()
+    assert set(exclusive) <= set(pods), "CPUs held by a pod that is not recorded"
     assigned: list[int] = []
-    shared: list[int] = []
-    for pod in pods.values():
-        for container in pod.all_containers():
-            pid = pid_of[(pod.uid, container.name)]
-            if pod.qos_class.value == "Guaranteed":
-                assigned.extend(cpus_allowed(pid))
-            else:
-                shared.append(pid)
+    for uid, containers in exclusive.items():
+        for name, held in containers.items():
+            assert cpus_allowed(pid_of[(uid, name)]) == held
+            assigned.extend(held)
     assert len(assigned) == len(set(assigned)), assigned
     assert 0 not in assigned
-    for pid in shared:
-        assert cpus_allowed(pid) == _online_cpus() - CPUSet(assigned)
+    assert cpus.get_default_cpu_set() == _online_cpus() - CPUSet(assigned)
+    for pod in pods.values():
+        guaranteed = pod.qos_class.value == "Guaranteed"
+        for container in pod.all_containers():
+            pid = pid_of[(pod.uid, container.name)]
+            if container.name not in exclusive.get(pod.uid, {}):
+                assert not guaranteed or container.limits_of("cpu").milli_value() % 1000
+                assert cpus_allowed(pid) == _online_cpus() - CPUSet(assigned)
+
+    memory = MemoryState.open(host.state, memory_policy)
+    blocks = memory.get_memory_assignments()
+    assert set(blocks) <= set(pods), "memory held by a pod that is not recorded"
+    if memory_policy == "None":
+        assert not blocks
+    else:
+        used: dict[tuple[int, str], int] = {}
+        for pod in pods.values():
+            if pod.qos_class.value != "Guaranteed":
+                assert pod.uid not in blocks
+                continue
+            for container in pod.all_containers():
+                mine = blocks[pod.uid][container.name]
+                nodes = CPUSet(n for b in mine for n in b.numa_affinity)
+                assert _mems_allowed(pid_of[(pod.uid, container.name)]) == nodes
+                for block in mine:
+                    (node,) = block.numa_affinity
+                    used[(node, block.type)] = used.get((node, block.type), 0) + block.size
+        for node_id, numa in memory.get_machine_state().items():
+            for resource, table in numa.memory_map.items():
+                taken = used.get((node_id, resource), 0)
+                assert table.reserved == taken <= table.allocatable, (node_id, resource, table)
+                assert table.free == table.allocatable - taken
+
+    devices = DeviceState.open(host.state)
+    assert devices.pod_uids() <= set(pods), "devices held by a pod that is not recorded"
 
 
-def test_crashes_at_random_points_leak_nothing(host: Host) -> None:
+def _all_running(host: Host, names: set[str]) -> bool:
+    return all(running_pid(host.pods(), n) for n in names) and len(host.marked()) == len(names)
+
+
+def test_crashes_at_random_points_leak_nothing(new_host: HostFactory) -> None:
+    """Agents killed at random state writes (admissions, releases, start-up), under the memory
+    manager's ``None`` and ``Static`` policies in turn: every restart is accepted and, at the
+    end, every manifest runs and nothing is held twice or leaked."""
     rng = random.Random(int(os.environ.get("NPTEST_SEED", "6")))
-    names = ("pinned", "shared-a", "shared-b")
+    # kubeReserved rather than reservedSystemCPUs: CPU 0 is still reserved, but 1.9 CPUs stay
+    # allocatable, so the exclusive pod and a fractional Guaranteed one fit together.
+    cpus: dict[str, Any] = {"reservedSystemCPUs": None, "kubeReserved": {"cpu": "100m"}}
+    hosts = {"None": new_host(**cpus), "Static": new_host(**cpus, **_static_memory_config())}
     manifests = {
-        "pinned": host.pod("pinned", cpu="1"),
-        "shared-a": host.pod("shared-a"),
-        "shared-b": host.pod("shared-b"),
+        policy: {
+            "pinned": host.pod("pinned", cpu="1"),
+            "sized": host.pod("sized", cpu="500m", memory="128Mi"),
+            "shared-a": host.pod("shared-a"),
+            "shared-b": host.pod("shared-b"),
+        }
+        for policy, host in hosts.items()
     }
-    deadline = time.monotonic() + 150
+    order = list(hosts)
+    deadline = time.monotonic() + 100
     runs = 0
-    while runs < 50 and time.monotonic() < deadline:
-        for name in names:
+    crashed = dict.fromkeys(hosts, 0)
+    while runs < 52 and time.monotonic() < deadline:
+        policy = order[runs % len(order)]
+        host = hosts[policy]
+        for name, doc in manifests[policy].items():
             path = host.manifests / f"{name}.yaml"
             if rng.random() < 0.4:
                 if path.exists():
                     path.unlink()
                 else:
-                    write_pod(host.manifests, manifests[name])
-        crash_at = rng.randint(1, 8)
+                    write_pod(host.manifests, doc)
+        crash_at = rng.randint(1, 16)
         proc = host.spawn("--once", env={"NUMAPLANE_AGENT_CRASH_AT": str(crash_at)})
         try:
             code = proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
-        assert code in (0, 137), proc.stderr.read() if proc.stderr else code
+        assert code in (0, 137), (policy, proc.stderr.read() if proc.stderr else code)
+        crashed[policy] += code == 137
         runs += 1
     assert runs >= 50, f"only {runs} runs in the time box"
-    host.start()
-    present = {p.stem for p in host.manifests.glob("*.yaml")}
-    wait_for(
-        "every pod running",
-        lambda: (
-            all(running_pid(host.pods(), n) for n in present) and len(host.marked()) == len(present)
-        ),
-        timeout=30,
-    )
-    time.sleep(0.5)  # let the records writer catch up
-    _check_consistent(host, present)
+    assert all(n >= 5 for n in crashed.values()), crashed
+    for policy, host in hosts.items():
+        host.start()
+        present = {p.stem for p in host.manifests.glob("*.yaml")}
+        wait_for(
+            f"every pod running ({policy})", functools.partial(_all_running, host, present), 30
+        )
+    time.sleep(0.5)  # let the records writers catch up
+    for policy, host in hosts.items():
+        _check_consistent(host, {p.stem for p in host.manifests.glob("*.yaml")}, policy)
 
 
 def test_device_plugin_devices_reach_the_process(host: Host) -> None:

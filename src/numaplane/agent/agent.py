@@ -4,9 +4,10 @@ container lifecycle, on processes).
 Every poll the agent reads the manifest directory and compares it with the pods it runs: a pod
 whose manifest is gone is stopped and released, a changed one is stopped, released and admitted
 again, a new one is admitted through the node engine and started. A rejected pod keeps the
-kubelet's reason and message and is not retried until its manifest changes. After each
-admission and release, and every ``cpuManagerReconcilePeriod``, the shared pool's cpuset is
-written to every container that runs on it.
+kubelet's reason and message and is not retried until its manifest changes, across restarts
+too (``numaplane.agent.rejections``). After each admission and release, and every
+``cpuManagerReconcilePeriod``, the shared pool's cpuset is written to every container that runs
+on it (``numaplane.agent.cpupool``).
 
 One lock (``Agent.lock``) guards the node engine: admissions, releases, device-plugin updates
 and the HTTP views all take it. Process changes reported by the runtimes only wake the
@@ -19,22 +20,23 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from numaplane.agent.cgroups import CgroupDriver, detect_driver
-from numaplane.agent.devices import DeviceAllocations
+from numaplane.agent.cpupool import CPUWriter, cpu_targets
+from numaplane.agent.devices import DeviceAllocations, serve_device_plugins
 from numaplane.agent.podsource import ManifestDirectory, ManifestFault
 from numaplane.agent.reconcile import container_specs, limits_of, plan
-from numaplane.agent.records import records_of
+from numaplane.agent.records import RecordsWriter, records_of
+from numaplane.agent.rejections import Rejection
 from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
 from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
 from numaplane.cpuset import CPUSet
-from numaplane.deviceplugin.messages import ContainerAllocation
-from numaplane.deviceplugin.registration import DeviceManagerSink, RegistrationServer
+from numaplane.deviceplugin.registration import RegistrationServer
 from numaplane.errors import NumaplaneError
 from numaplane.node.admission import Admission, Node
 from numaplane.node.checkpoint import CheckpointError
@@ -72,27 +74,6 @@ class PodEntry:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class Rejection:
-    """A pod the node refused, as the kubelet reports it.
-
-    ``retry`` is set when the refusal was the agent's own trouble (its state could not be
-    written), which the next scan retries.
-    """
-
-    pod: Pod
-    manifest: Path | None
-    reason: str
-    message: str
-    admission: Admission | None = None
-    retry: bool = False
-
-
-@dataclass
-class _Applied:
-    cpus: dict[tuple[str, str], CPUSet] = field(default_factory=dict)
-
-
 class Agent:
     """One node's agent. ``open`` restores the state; ``run`` polls until stopped."""
 
@@ -117,18 +98,14 @@ class Agent:
         self.driver: CgroupDriver = driver if driver is not None else self._detect_driver()
         self.node: Node = restored.node
         self._pod_records = restored.pod_records
-        self._process_records = restored.process_records
         self.pods: dict[str, PodEntry] = {}
-        self.rejected: dict[str, Rejection] = {}
+        self.rejections = restored.rejections
         self.faults: tuple[ManifestFault, ...] = ()
         self.directory_error: str | None = None
         self.state_error: str | None = None
-        self._applied = _Applied()
+        self._cpus = CPUWriter(self.driver)
         self.devices = DeviceAllocations(self.node.device_manager, self.lock)
-        self._dirty = threading.Event()
-        self._closing = threading.Event()
-        self._records_lock = threading.Lock()
-        self._writer: threading.Thread | None = None
+        self._writer = RecordsWriter(restored.process_records, self.process_records, self._failed)
         self.registration: RegistrationServer | None = None
         self._restored_pods = restored.pods
         self._restored_processes = restored.processes
@@ -148,6 +125,11 @@ class Agent:
         )
 
     @property
+    def rejected(self) -> dict[str, Rejection]:
+        """The pods the node refused, by uid (read under ``lock``)."""
+        return self.rejections.current
+
+    @property
     def all_cpus(self) -> CPUSet:
         """The machine's online CPUs."""
         return self.options.machine.all_cpu_ids
@@ -155,15 +137,11 @@ class Agent:
     def start(self) -> None:
         """Serve device plugins, re-adopt the restored pods' processes, start the writer."""
         if self.options.device_plugins:
-            sink = DeviceManagerSink(self.node.device_manager, lock=self.lock)
-            self.registration = RegistrationServer(
-                callback=sink, plugin_dir=self.options.state_dir / "device-plugins"
+            plugin_dir = self.options.state_dir / "device-plugins"
+            self.registration = serve_device_plugins(
+                self.node.device_manager, self.lock, plugin_dir
             )
-            self.registration.start()
         self._adopt_restored()
-        self._writer = threading.Thread(
-            target=self._write_records_loop, name="process-records", daemon=True
-        )
         self._writer.start()
 
     def _adopt_restored(self) -> None:
@@ -212,9 +190,8 @@ class Agent:
         self.faults = scan.faults
         with self.lock:
             running = {uid: e.pod for uid, e in self.pods.items()}
-            rejected = {uid: r.pod for uid, r in self.rejected.items() if not r.retry}
-            for uid in [u for u in self.rejected if u not in scan.pods]:
-                del self.rejected[uid]
+            self.rejections.match(scan.pods, set(running))
+            rejected = self.rejections.refused()
             for uid, entry in self.pods.items():
                 found = scan.pods.get(uid)
                 if found is not None and entry.manifest is None:
@@ -224,29 +201,29 @@ class Agent:
         for uid in todo.stop:
             self.stop_pod(uid)
         for pod in todo.admit:
-            self.admit_pod(pod, scan.pods[pod.uid].path)
+            found = scan.pods[pod.uid]
+            self.admit_pod(pod, found.path, found.digest)
         if not todo.empty:
             self.save_processes()
 
-    def admit_pod(self, pod: Pod, manifest: Path | None) -> Admission | None:
-        """Admit ``pod``; on success record it and start its containers."""
+    def admit_pod(
+        self, pod: Pod, manifest: Path | None, digest: str | None = None
+    ) -> Admission | None:
+        """Admit ``pod``; on success record it and start its containers. ``digest`` identifies
+        the manifest's content, so that a rejection outlives a restart."""
         with self.lock:
-            self.rejected.pop(pod.uid, None)
+            self.rejections.discard(pod.uid)
             try:
                 admission = self.node.admit(pod)
             except NumaplaneError as err:
-                self.rejected[pod.uid] = Rejection(
-                    pod, manifest, UNEXPECTED_ADMISSION_ERROR, str(err), None
+                self.rejections.add(
+                    Rejection(pod, manifest, UNEXPECTED_ADMISSION_ERROR, str(err), digest=digest)
                 )
                 return None
             if not admission.admitted:
-                self.rejected[pod.uid] = Rejection(
-                    pod,
-                    manifest,
-                    admission.reason or UNEXPECTED_ADMISSION_ERROR,
-                    admission.message or "",
-                    admission,
-                )
+                why = (admission.reason or UNEXPECTED_ADMISSION_ERROR, admission.message or "")
+                rejection = Rejection(pod, manifest, *why, admission.to_json(), digest=digest)
+                self.rejections.add(rejection)
                 _log.info("pod %s rejected: %s: %s", pod.key, admission.reason, admission.message)
                 return admission
             try:
@@ -257,13 +234,9 @@ class Agent:
                 # next restart: refuse it now and try again at the next scan.
                 self.node.release(pod.uid)
                 self.state_error = str(err)
-                self.rejected[pod.uid] = Rejection(
-                    pod,
-                    manifest,
-                    UNEXPECTED_ADMISSION_ERROR,
-                    f"cannot record the pod in the state directory: {err}",
-                    admission,
-                    retry=True,
+                message = f"cannot record the pod in the state directory: {err}"
+                self.rejections.add(
+                    Rejection(pod, manifest, UNEXPECTED_ADMISSION_ERROR, message, retry=True)
                 )
                 return admission
             entry = PodEntry(pod, manifest, admission)
@@ -297,8 +270,7 @@ class Agent:
             with contextlib.suppress(KeyError):
                 self.node.release(pod_uid)
             del self.pods[pod_uid]
-            for key in [k for k in self._applied.cpus if k[0] == pod_uid]:
-                del self._applied.cpus[key]
+            self._cpus.forget(pod_uid)
             self.devices.forget(pod_uid)
         for container in entry.pod.all_containers():
             kill_cgroup(self.driver, pod_uid, container.name)
@@ -326,7 +298,7 @@ class Agent:
                         pod, placement, self.node.cpu_manager.shared_pool(), self.all_cpus
                     )
                     self.driver.ensure_container(pod.uid, container.name, limits)
-                    self._applied.cpus[(pod.uid, container.name)] = limits.cpus
+                    self._cpus.applied(pod.uid, container.name, limits.cpus)
             runtime = PodRuntime(
                 pod.uid,
                 container_specs(pod),
@@ -334,8 +306,8 @@ class Agent:
                 pod.termination_grace_period_seconds,
                 cgroups=self.driver,
                 log_dir=self.options.state_dir / "logs" / pod.uid,
-                extra_env=lambda name: self.device_env(pod.uid, name),
-                on_change=self._dirty.set,
+                extra_env=lambda name: self.devices.env(pod.uid, name),
+                on_change=self._writer.wake,
             )
             entry.runtime = runtime
             if adopt:
@@ -357,46 +329,18 @@ class Agent:
         except (NumaplaneError, OSError) as err:
             entry.error = str(err)
             _log.error("pod %s cannot run: %s", pod.key, err)
-        self._dirty.set()
-
-    def device_env(self, pod_uid: str, container: str) -> Mapping[str, str]:
-        """The environment the container's device plugins asked for (``Allocate`` envs)."""
-        return self.devices.env(pod_uid, container)
-
-    def device_allocations(self, pod_uid: str, container: str) -> dict[str, ContainerAllocation]:
-        """Per resource, the plugin's ``Allocate`` answer for the container's devices."""
-        return self.devices.allocations(pod_uid, container)
+        self._writer.wake()
 
     # -- the shared pool ------------------------------------------------------------------
 
     def reconcile_cpus(self, *, force: bool = False) -> None:
-        """Write the shared pool to every container running on it.
-
-        Without ``force`` only containers whose pool changed since the last write are
-        touched; with it (the periodic pass) each cgroup is read back and fixed if it drifted.
-        """
+        """Write the CPUs of every container whose CPUs changed (``force``: read each cgroup
+        back and fix what drifted); see ``numaplane.agent.cpupool``."""
         with self.lock:
-            shared = self.node.cpu_manager.shared_pool() or self.all_cpus
-            targets: list[tuple[str, str, CPUSet]] = []
-            for uid, entry in self.pods.items():
-                for container in entry.pod.all_containers():
-                    placement = self.node.placement(entry.pod, container.name)
-                    want = placement.exclusive_cpus or shared
-                    targets.append((uid, container.name, want))
+            pods = {uid: entry.pod for uid, entry in self.pods.items()}
+            targets = cpu_targets(self.node, pods, self.all_cpus)
             self._last_reconcile = time.monotonic()
-        for uid, name, want in targets:
-            applied = self._applied.cpus.get((uid, name))
-            try:
-                if force:
-                    current = self.driver.cpus_of(uid, name)
-                    if current is not None and current == want and applied == want:
-                        continue
-                elif applied == want:
-                    continue
-                self.driver.update_cpus(uid, name, want)
-                self._applied.cpus[(uid, name)] = want
-            except (NumaplaneError, OSError) as err:
-                _log.warning("cannot set the CPUs of %s/%s to %s: %s", uid, name, want, err)
+        self._cpus.write(targets, force=force)
 
     # -- process records ------------------------------------------------------------------
 
@@ -410,19 +354,11 @@ class Agent:
         return out
 
     def save_processes(self, exclude: str | None = None) -> None:
-        """Write the process records now."""
-        with self._records_lock:
-            try:
-                self._process_records.save(self.process_records(exclude))
-            except CheckpointError as err:
-                self.state_error = str(err)
-                _log.error("cannot write the process records: %s", err)
+        """Write the process records now (without pod ``exclude``)."""
+        self._writer.save(exclude)
 
-    def _write_records_loop(self) -> None:
-        while not self._closing.is_set():
-            if self._dirty.wait(0.5):
-                self._dirty.clear()
-                self.save_processes()
+    def _failed(self, error: str) -> None:
+        self.state_error = error
 
     # -- views and shutdown ---------------------------------------------------------------
 
@@ -447,9 +383,7 @@ class Agent:
         """Stop serving plugins and writing records; the pods keep running, as with the
         kubelet, and a restarted agent adopts them."""
         self.save_processes()
-        self._closing.set()
-        if self._writer is not None:
-            self._writer.join(2.0)
+        self._writer.close()
         if self.registration is not None:
             self.registration.stop()
 

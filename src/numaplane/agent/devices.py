@@ -3,7 +3,8 @@
 The Device Manager keeps each answer, serialised, in its checkpoint (as the kubelet keeps
 ``AllocResp``), so a restarted agent reads it back instead of asking the plugin again; only
 when it is missing is the plugin (a ``GrpcDeviceSource``) asked now. Answers are parsed once and
-cached per container and resource.
+cached per container and resource. ``serve_device_plugins`` starts the registration server the
+plugins register with.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 
 from numaplane.deviceplugin.client import GrpcDeviceSource
 from numaplane.deviceplugin.messages import ContainerAllocation
+from numaplane.deviceplugin.registration import DeviceManagerSink, RegistrationServer
 from numaplane.errors import NumaplaneError
 from numaplane.node.devicemanager.manager import DeviceManager
 
@@ -62,3 +65,15 @@ class DeviceAllocations:
         with self._lock:
             for key in [k for k in self._cache if k[0] == pod_uid]:
                 del self._cache[key]
+
+
+def serve_device_plugins(
+    manager: DeviceManager, lock: threading.RLock, plugin_dir: Path
+) -> RegistrationServer:
+    """Start the registration server in ``plugin_dir``: each plugin that registers there feeds
+    its devices to ``manager``, under ``lock``."""
+    server = RegistrationServer(
+        callback=DeviceManagerSink(manager, lock=lock), plugin_dir=plugin_dir
+    )
+    server.start()
+    return server

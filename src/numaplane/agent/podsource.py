@@ -9,11 +9,12 @@ large directory every second stays cheap. Hidden files (``.name``) and editor ba
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from numaplane.api.manifest import ManifestError, load_pods
+from numaplane.api.manifest import ManifestError, pods_from_text
 from numaplane.api.pod import Pod
 from numaplane.errors import InputError
 
@@ -23,10 +24,12 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 @dataclass(frozen=True)
 class ManifestPod:
-    """A pod read from one manifest file."""
+    """A pod read from one manifest file; ``digest`` is the SHA-256 (hex) of the file's bytes
+    the pod was parsed from."""
 
     pod: Pod
     path: Path
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class ManifestDirectory:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._cache: dict[Path, tuple[_FileKey, tuple[Pod, ...] | ManifestFault]] = {}
+        self._cache: dict[Path, tuple[_FileKey, _Parsed | ManifestFault]] = {}
 
     def scan(self) -> ScanResult:
         """The pods and faults of the directory now."""
@@ -90,7 +93,7 @@ class ManifestDirectory:
             if isinstance(content, ManifestFault):
                 faults.append(content)
                 continue
-            for pod in content:
+            for pod in content.pods:
                 other = pods.get(pod.uid)
                 if other is not None:
                     faults.append(
@@ -102,7 +105,7 @@ class ManifestDirectory:
                         )
                     )
                     continue
-                pods[pod.uid] = ManifestPod(pod, path)
+                pods[pod.uid] = ManifestPod(pod, path, content.digest)
         for gone in set(self._cache) - seen:
             del self._cache[gone]
         return ScanResult(pods, tuple(faults))
@@ -112,13 +115,31 @@ def _is_manifest_name(name: str) -> bool:
     return not name.startswith(".") and not name.endswith("~") and name.endswith(MANIFEST_SUFFIXES)
 
 
-def _read(path: Path) -> tuple[Pod, ...] | ManifestFault:
+@dataclass(frozen=True)
+class _Parsed:
+    pods: tuple[Pod, ...]
+    digest: str
+
+
+def _read(path: Path) -> _Parsed | ManifestFault:
     try:
-        pods = load_pods(path)
+        # One read serves the parse and the digest, so the digest names the pods' bytes even
+        # when the file is replaced meanwhile.
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        return ManifestFault(
+            path,
+            "InvalidManifest",
+            str(ManifestError(str(path), f"cannot read the file: {reason}")),
+        )
+    try:
+        pods = pods_from_text(text, str(path))
     except ManifestError as err:
         return ManifestFault(path, "InvalidManifest", str(err))
     except InputError as err:
         return ManifestFault(path, "InvalidManifest", str(err))
     if not pods:
         return ManifestFault(path, "InvalidManifest", f"{path}: the file holds no Pod")
-    return tuple(pods)
+    return _Parsed(tuple(pods), hashlib.sha256(data).hexdigest())

@@ -2,8 +2,9 @@
 
 The state directory holds the kubelet-format checkpoints (``cpu_manager_state``,
 ``memory_manager_state``, ``kubelet_internal_checkpoint``), ``numaplane_pods.json`` (the
-admitted pods) and ``numaplane_processes.json`` (the process of each container). ``restore``
-rebuilds the node from them; anything unusable (a corrupt checkpoint, a checkpoint of another
+admitted pods), ``numaplane_processes.json`` (the process of each container) and
+``numaplane_rejections.json`` (the refused manifests). ``restore`` rebuilds the node from them;
+anything unusable (a corrupt checkpoint, a checkpoint of another
 CPU or memory policy, a state the policy refuses) is an ``AgentStateError`` naming the file, and
 the agent refuses to start. ``reset`` is ``--reset-state``: it stops the processes the
 directory records, removes their cgroups and deletes the files.
@@ -11,7 +12,8 @@ directory records, removes their cgroups and deletes the files.
 Write order makes a crash at any point recoverable: an admission writes the checkpoints before
 the pod records, a release removes the pod from the records before the checkpoints; so the
 checkpoints hold a superset of the recorded pods, and ``restore`` drops every allocation of a
-pod the records do not name (the kubelet's stale-state cleanup).
+pod the records do not name (the kubelet's stale-state cleanup), first mending the CPU and
+memory checkpoints a crash left between two of their writes (``numaplane.agent.repair``).
 """
 
 from __future__ import annotations
@@ -27,14 +29,19 @@ from pathlib import Path
 
 from numaplane.agent.cgroups import CgroupDriver
 from numaplane.agent.records import PROCESS_RECORDS_FILE, ProcessRecords
+from numaplane.agent.rejections import REJECTIONS_FILE, RejectionRecords, Rejections
+from numaplane.agent.repair import (
+    drop_stale_allocations,
+    drop_unrecorded_devices,
+    repair_torn_cpu_state,
+    repair_torn_memory_state,
+)
 from numaplane.agent.runtime import ProcessRecord, process_start_time
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
-from numaplane.cpuset import CPUSet
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Node
 from numaplane.node.checkpoint import CheckpointError, CheckpointStore
-from numaplane.node.cpumanager import state as cpu_state
 from numaplane.node.cpumanager.state_checkpoint import CheckpointState as CPUState
 from numaplane.node.devicemanager.state_checkpoint import CheckpointState as DeviceState
 from numaplane.node.memorymanager.state_checkpoint import CheckpointState as MemoryState
@@ -51,6 +58,7 @@ STATE_FILES = (
     DeviceState.checkpoint_name,
     POD_RECORDS_FILE,
     PROCESS_RECORDS_FILE,
+    REJECTIONS_FILE,
 )
 
 
@@ -67,6 +75,7 @@ class Restored:
     processes: list[ProcessRecord]
     pod_records: PodRecords
     process_records: ProcessRecords
+    rejections: Rejections
 
 
 def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> Restored:
@@ -88,8 +97,12 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
         raise AgentStateError(err.source or str(state_dir), _with_advice(err.reason)) from err
     except CheckpointError as err:
         raise AgentStateError(err.source or str(state_dir), str(err)) from err
+    recorded = {p.uid for p in pods}
     if config.cpu_manager_policy == "static":
-        repair_torn_cpu_state(states.cpu, {p.uid for p in pods}, machine, config)
+        repair_torn_cpu_state(states.cpu, recorded, machine, config)
+    if config.memory_manager_policy == "Static":
+        repair_torn_memory_state(states.memory, recorded, machine, config)
+    drop_unrecorded_devices(states.devices, recorded)
     try:
         node = Node(machine, config, states=states)
     except InputError:
@@ -101,72 +114,19 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
     for pod in pods:
         node.adopt(pod)
     drop_stale_allocations(node)
-    return Restored(node, pods, processes, pod_records, process_records)
+    return Restored(node, pods, processes, pod_records, process_records, _rejections(store))
 
 
-def repair_torn_cpu_state(
-    state: cpu_state.State,
-    recorded: set[str],
-    machine: Machine,
-    config: KubeletConfiguration,
-) -> bool:
-    """Mend a CPU checkpoint that a crash left between two of the static policy's writes.
-
-    The policy records an assignment and the shrunken shared pool in two writes (and a release
-    in two more), so a crash between them leaves a CPU in both, or in neither, and the policy
-    would refuse the state. Only pods missing from the pod records can be caught in such a
-    write (records are written after an admission completes and before a release starts), so
-    their assignments are dropped and the pool recomputed from the recorded ones. A state
-    naming CPUs the machine does not have, or whose recorded assignments overlap, is left for
-    the policy to refuse. Returns whether anything changed.
-    """
-    strict = config.cpu_manager_policy_options.get("strict-cpu-reservation") == "true"
-    if strict and not config.reserved_system_cpus:
-        return False  # the reserved set is the policy's choice: nothing to recompute from
-    default = state.get_default_cpu_set()
-    assignments = state.get_cpu_assignments()
-    if not default:
-        return False  # a first start, or a state the policy refuses with its own message
-    every = default
-    kept: list[int] = []
-    for pod_uid, containers in assignments.items():
-        for cpus in containers.values():
-            every = every | cpus
-            if pod_uid in recorded:
-                kept.extend(cpus)
-    if not every <= machine.all_cpu_ids or len(kept) != len(set(kept)):
-        return False
-    expected = machine.all_cpu_ids - CPUSet(kept)
-    if strict:
-        expected = expected - config.reserved_system_cpus
-    stale = [(u, n) for u, cs in assignments.items() if u not in recorded for n in cs]
-    if not stale and expected == default:
-        return False
-    _log.warning(
-        "repairing the CPU checkpoint after an interrupted write: shared pool %s -> %s, "
-        "dropping %d assignment(s) of unrecorded pods",
-        default,
-        expected,
-        len(stale),
-    )
-    for pod_uid, name in stale:
-        state.delete(pod_uid, name)
-    state.set_default_cpu_set(expected)
-    return True
-
-
-def drop_stale_allocations(node: Node) -> None:
-    """Release what the checkpoints hold for pods the node does not know (a crash between a
-    checkpoint write and the pod records' write)."""
-    known = {pod.uid for pod in node.pods}
-    for pod_uid, containers in node.cpu_manager.exclusive_assignments().items():
-        if pod_uid not in known:
-            for name in containers:
-                node.cpu_manager.remove_container(pod_uid, name)
-    node.memory_manager.remove_stale_state(node.pods)
-    node.device_manager.update_allocated_devices()
-    for pod_uid in set(node.device_manager.state.pod_uids()) - known:
-        node.device_manager.remove_pod(pod_uid)
+def _rejections(store: CheckpointStore) -> Rejections:
+    # Forgotten rejections only cost one more admission attempt each: an unreadable file is
+    # no reason to refuse to start.
+    records = RejectionRecords(store)
+    try:
+        remembered = records.load()
+    except (InputError, CheckpointError) as err:
+        _log.warning("ignoring the unreadable rejections file: %s", err)
+        remembered = {}
+    return Rejections(records, remembered)
 
 
 def reset(state_dir: Path, driver: CgroupDriver | None) -> list[ProcessRecord]:

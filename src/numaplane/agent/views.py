@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from numaplane.agent.agent import Agent, PodEntry, Rejection
+from numaplane.agent.agent import Agent, PodEntry
+from numaplane.agent.rejections import Rejection
 from numaplane.agent.runtime import ContainerStatus, PodStatus
 from numaplane.node.admission import Node
 
@@ -55,7 +56,7 @@ def _admitted(agent: Agent, entry: PodEntry, status: PodStatus | None) -> dict[s
         placement = node.placement(pod, container.name)
         exclusive = bool(placement.exclusive_cpus)
         cstatus = by_name.get(container.name)
-        allocations = agent.device_allocations(pod.uid, container.name)
+        allocations = agent.devices.allocations(pod.uid, container.name)
         containers.append(
             {
                 "name": container.name,
@@ -138,7 +139,7 @@ def _rejected(rejection: Rejection) -> dict[str, Any]:
             }
             for c in pod.all_containers()
         ],
-        "admission": None if rejection.admission is None else rejection.admission.to_json(),
+        "admission": None if rejection.admission is None else dict(rejection.admission),
     }
 
 
