@@ -52,7 +52,14 @@ def show(machine: Machine, output: str) -> None:
         Console().print(machine_tree(machine))
 
 
-@machine.command("presets")
+@machine.command(
+    "presets",
+    epilog="""\b
+Examples:
+  numaplane machine presets
+  numaplane machine presets -o json
+  numaplane machine show -m dual-socket-multi-numa""",
+)
 @click.option(
     "--output",
     "-o",
