@@ -27,15 +27,23 @@ class CPUSet:
     __slots__ = ("_ids", "_sorted")
 
     _ids: frozenset[int]
-    _sorted: tuple[int, ...]
+    _sorted: tuple[int, ...] | None
 
     def __init__(self, ids: Iterable[int] = ()) -> None:
-        frozen = frozenset(ids)
-        for cpu in frozen:
-            if not isinstance(cpu, int) or isinstance(cpu, bool) or cpu < 0:
-                raise CPUSetParseError(f"CPU id must be a non-negative integer, got {cpu!r}")
-        object.__setattr__(self, "_ids", frozen)
-        object.__setattr__(self, "_sorted", tuple(sorted(frozen)))
+        frozen = ids if type(ids) is frozenset else frozenset(ids)
+        if frozen:
+            _check_ids(frozen)
+        _set_ids(self, frozen)
+        # Sorted on first use: most sets built by set algebra are only tested and combined.
+        _set_sorted(self, None)
+
+    @classmethod
+    def _of(cls, ids: frozenset[int]) -> CPUSet:
+        # A set whose ids are already known valid (a subset or union of CPUSets).
+        cpus = object.__new__(cls)
+        _set_ids(cpus, ids)
+        _set_sorted(cpus, None)
+        return cpus
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("CPUSet is immutable")
@@ -75,16 +83,16 @@ class CPUSet:
     # -- set protocol ---------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._sorted)
+        return iter(self.sorted())
 
     def __len__(self) -> int:
-        return len(self._sorted)
+        return len(self._ids)
 
     def __contains__(self, cpu: object) -> bool:
         return cpu in self._ids
 
     def __bool__(self) -> bool:
-        return bool(self._sorted)
+        return bool(self._ids)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CPUSet):
@@ -98,7 +106,7 @@ class CPUSet:
         return f"CPUSet({str(self)!r})"
 
     def __str__(self) -> str:
-        return format_cpu_list(self._sorted)
+        return format_cpu_list(self.sorted())
 
     def __or__(self, other: CPUSet) -> CPUSet:
         return self.union(other)
@@ -110,7 +118,7 @@ class CPUSet:
         return self.difference(other)
 
     def __xor__(self, other: CPUSet) -> CPUSet:
-        return CPUSet(self._ids ^ other._ids)
+        return CPUSet._of(self._ids ^ other._ids)
 
     def __le__(self, other: CPUSet) -> bool:
         return self._ids <= other._ids
@@ -128,15 +136,20 @@ class CPUSet:
 
     def union(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set or any of ``others``."""
+        ids = [o._ids for o in others if isinstance(o, CPUSet)]
+        if len(ids) == len(others):
+            # A union of valid sets is valid.
+            return CPUSet._of(self._ids.union(*ids))
         return CPUSet(self._ids.union(*others))
 
     def intersection(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set and in every one of ``others``."""
-        return CPUSet(self._ids.intersection(*others))
+        # A subset of a valid set is valid.
+        return CPUSet._of(self._ids.intersection(*others))
 
     def difference(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set and in none of ``others``."""
-        return CPUSet(self._ids.difference(*others))
+        return CPUSet._of(self._ids.difference(*others))
 
     def is_subset_of(self, other: CPUSet) -> bool:
         """Whether every CPU of this set is in ``other``."""
@@ -148,17 +161,38 @@ class CPUSet:
 
     def sorted(self) -> tuple[int, ...]:
         """The ids in ascending order."""
-        return self._sorted
+        ordered = self._sorted
+        if ordered is None:
+            ordered = tuple(sorted(self._ids))
+            _set_sorted(self, ordered)
+        return ordered
 
     def to_list(self) -> list[int]:
         """The ids in ascending order, as a new list."""
-        return list(self._sorted)
+        return list(self.sorted())
 
     def min(self) -> int:
         """The smallest id; ``ValueError`` on the empty set."""
-        if not self._sorted:
+        if not self._ids:
             raise ValueError("min() of an empty CPUSet")
-        return self._sorted[0]
+        return min(self._ids)
+
+
+def _set_ids(cpus: CPUSet, ids: frozenset[int]) -> None:
+    object.__setattr__(cpus, "_ids", ids)
+
+
+def _set_sorted(cpus: CPUSet, ordered: tuple[int, ...] | None) -> None:
+    object.__setattr__(cpus, "_sorted", ordered)
+
+
+def _check_ids(ids: frozenset[int]) -> None:
+    # Plain ints (the usual case) are checked in C; anything else one by one.
+    if set(map(type, ids)) == {int} and min(ids) >= 0:
+        return
+    for cpu in ids:
+        if not isinstance(cpu, int) or isinstance(cpu, bool) or cpu < 0:
+            raise CPUSetParseError(f"CPU id must be a non-negative integer, got {cpu!r}")
 
 
 def _parse_id(text: str, whole: str) -> int:

@@ -101,8 +101,9 @@ class Quantity:
 
     def __post_init__(self) -> None:
         # Keep the upstream invariant: a whole number of nano units, rounded away from zero.
-        amount = Fraction(self.amount)
-        if (amount / _NANO).denominator != 1:
+        amount = self.amount if type(self.amount) is Fraction else Fraction(self.amount)
+        # Whole numbers (nearly every quantity) are whole numbers of nano units already.
+        if amount.denominator != 1 and (amount / _NANO).denominator != 1:
             amount = _round_to_nano(amount)
         object.__setattr__(self, "amount", amount)
 
@@ -160,6 +161,8 @@ class Quantity:
     @classmethod
     def zero(cls) -> Quantity:
         """The quantity 0 (decimal SI)."""
+        if cls is Quantity:
+            return _ZERO  # immutable: one instance serves every caller
         return cls(Fraction(0), QuantityFormat.DECIMAL_SI)
 
     @classmethod
@@ -175,7 +178,8 @@ class Quantity:
 
     def milli_value(self) -> int:
         """The value in thousandths rounded up, like Go's ``Quantity.MilliValue()``."""
-        return _ceil(self.amount * 1000)
+        amount = self.amount
+        return -((-amount.numerator * 1000) // amount.denominator)
 
     def is_zero(self) -> bool:
         """Whether the value is exactly zero."""
@@ -226,6 +230,9 @@ class Quantity:
 
     def __str__(self) -> str:
         return _canonical(self.amount, self.format)
+
+
+_ZERO: Final = Quantity(Fraction(0), QuantityFormat.DECIMAL_SI)
 
 
 def _canonical(amount: Fraction, fmt: QuantityFormat) -> str:

@@ -264,8 +264,10 @@ class Node:
             self._admitting = None
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
+        requests: dict[str, int] | None = None
         if admitted:
-            shortfall = self._insufficient_resource(pod)
+            requests = self._pod_requests(pod)
+            shortfall = self._insufficient_resource(requests)
             if shortfall is not None:
                 admitted = False
                 reason, message = shortfall
@@ -273,7 +275,7 @@ class Node:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
         self._pods[pod.uid] = pod
-        self._account(pod)
+        self._account(pod, requests)
         return Admission(
             pod.name,
             pod.namespace,
@@ -342,19 +344,20 @@ class Node:
         return {
             name: _units(name, amount)
             for name, amount in pod.effective_requests().items()
-            if amount > _ZERO
+            if amount.sign() > 0
         }
 
-    def _account(self, pod: Pod) -> None:
-        requests = self._pod_requests(pod)
+    def _account(self, pod: Pod, requests: dict[str, int] | None = None) -> None:
+        if requests is None:
+            requests = self._pod_requests(pod)
         self._requests[pod.uid] = requests
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
 
-    def _insufficient_resource(self, pod: Pod) -> tuple[str, str] | None:
+    def _insufficient_resource(self, requests: Mapping[str, int]) -> tuple[str, str] | None:
         # The predicate admit handler: requested + used must fit allocatable, per resource,
         # in the units the kubelet reports (millicores for CPU, integers otherwise).
-        for name, amount in sorted(self._pod_requests(pod).items()):
+        for name, amount in sorted(requests.items()):
             cap = self._allocatable_units(name)
             if cap is None:
                 if name in (CPU, MEMORY) or not _is_countable(name):
@@ -372,9 +375,6 @@ class Node:
 
 def _units(resource: str, amount: Quantity) -> int:
     return amount.milli_value() if resource == CPU else amount.value()
-
-
-_ZERO = Quantity.zero()
 
 
 def _is_countable(resource: str) -> bool:

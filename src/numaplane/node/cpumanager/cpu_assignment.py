@@ -60,7 +60,8 @@ class CPUAccumulator:
     def take(self, cpus: CPUSet) -> None:
         """Add ``cpus`` to the result and remove them from the available details."""
         self.result = self.result | cpus
-        self.details = self.details.keep_only(self.details.cpus() - self.result)
+        # The result so far is already gone from the details: drop only the new CPUs.
+        self.details = self.details.without(cpus)
         self.num_cpus_needed -= len(cpus)
 
     def needs_at_least(self, n: int) -> bool:
@@ -263,9 +264,9 @@ def take_by_topology_numa_packed(
     Raises ``NodeError`` ("not enough cpus available to satisfy request: ...") when fewer CPUs
     are available than requested.
     """
+    if num_cpus < 1:
+        return CPUSet()  # nothing to take: skip restricting the topology
     acc = CPUAccumulator(topology, available, num_cpus, strategy)
-    if acc.is_satisfied():
-        return acc.result
     if acc.is_failed():
         raise not_enough_cpus(num_cpus, len(available))
     steps: list[Callable[[], None]] = [acc.take_full_first_level, acc.take_full_second_level]

@@ -34,8 +34,8 @@ def cpu_hint_set(
     universe = 0
     for node in numa_nodes:
         universe |= 1 << node
-    numa_of = {cpu: details[cpu].numa for cpu in details}
-    totals = {node: len(details.cpus_in_numa_nodes(node)) for node in numa_nodes}
+    numa_of = topology.numa_of_cpu
+    totals = topology.cpus_per_numa_node
     min_affinity = min_width_meeting(
         numa_nodes, [Threshold.per_node(totals, request)], len(numa_nodes)
     )

@@ -15,6 +15,7 @@ outside the state too: CPUs a pod's finished init containers leave for its later
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 from numaplane.api.pod import Container, Pod
@@ -309,7 +310,8 @@ class StaticPolicy:
             *(c for cs in state.get_cpu_assignments().values() for c in cs.values())
         )
         self.metrics.exclusive_cpu_allocation_count = len(exclusive)
+        # Counted in one C-level pass (CPUs outside the topology count nowhere).
+        counts = Counter(map(self.topology.numa_of_cpu.get, exclusive))
         self.metrics.allocation_per_numa = {
-            numa: len(exclusive & self.topology.details.cpus_in_numa_nodes(numa))
-            for numa in self.topology.details.numa_nodes()
+            numa: counts.get(numa, 0) for numa in self.topology.cpus_per_numa_node
         }

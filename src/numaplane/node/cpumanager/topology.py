@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 from numaplane.node.errors import NodeError
@@ -44,10 +46,23 @@ class CPUDetails(Mapping[int, CPUInfo]):
     def __init__(self, info: Mapping[int, CPUInfo] | Iterable[tuple[int, CPUInfo]] = ()) -> None:
         items = dict(info.items() if isinstance(info, Mapping) else info)
         self._info: dict[int, CPUInfo] = dict(sorted(items.items()))
-        self._by_numa = _index(self._info, lambda i: i.numa)
-        self._by_socket = _index(self._info, lambda i: i.socket)
-        self._by_core = _index(self._info, lambda i: i.core)
-        self._by_uncore = _index(self._info, lambda i: i.uncore_cache)
+        self._index()
+
+    def _index(self) -> None:
+        # One pass over the (ascending) CPUs fills the four indexes.
+        by_numa: dict[int, list[int]] = {}
+        by_socket: dict[int, list[int]] = {}
+        by_core: dict[int, list[int]] = {}
+        by_uncore: dict[int, list[int]] = {}
+        for cpu, i in self._info.items():
+            by_numa.setdefault(i.numa, []).append(cpu)
+            by_socket.setdefault(i.socket, []).append(cpu)
+            by_core.setdefault(i.core, []).append(cpu)
+            by_uncore.setdefault(i.uncore_cache, []).append(cpu)
+        self._by_numa = {k: tuple(v) for k, v in by_numa.items()}
+        self._by_socket = {k: tuple(v) for k, v in by_socket.items()}
+        self._by_core = {k: tuple(v) for k, v in by_core.items()}
+        self._by_uncore = {k: tuple(v) for k, v in by_uncore.items()}
 
     # -- mapping protocol ------------------------------------------------------------------
 
@@ -68,7 +83,25 @@ class CPUDetails(Mapping[int, CPUInfo]):
     def keep_only(self, cpus: Iterable[int]) -> CPUDetails:
         """The details of only those CPUs in ``cpus`` (unknown ids are ignored)."""
         wanted = set(cpus)
-        return CPUDetails((c, i) for c, i in self._info.items() if c in wanted)
+        return self.without([c for c in self._info if c not in wanted])
+
+    def without(self, cpus: Iterable[int]) -> CPUDetails:
+        """The details of every CPU here except those in ``cpus`` (unknown ids are ignored)."""
+        drop = {c for c in cpus if c in self._info}
+        if not drop:
+            return self
+        rest = CPUDetails.__new__(CPUDetails)
+        rest._info = {c: i for c, i in self._info.items() if c not in drop}
+        if len(drop) > len(rest._info):
+            rest._index()  # few CPUs left: indexing them is cheaper than editing every group
+            return rest
+        # Only the groups of the dropped CPUs change: cheaper than filtering every group.
+        infos = [self._info[c] for c in drop]
+        rest._by_numa = _drop(self._by_numa, {i.numa for i in infos}, drop)
+        rest._by_socket = _drop(self._by_socket, {i.socket for i in infos}, drop)
+        rest._by_core = _drop(self._by_core, {i.core for i in infos}, drop)
+        rest._by_uncore = _drop(self._by_uncore, {i.uncore_cache for i in infos}, drop)
+        return rest
 
     # -- whole-set queries -----------------------------------------------------------------
 
@@ -174,11 +207,17 @@ class CPUDetails(Mapping[int, CPUInfo]):
         return tuple(sorted(found))
 
 
-def _index(info: Mapping[int, CPUInfo], key: Any) -> dict[int, tuple[int, ...]]:
-    groups: dict[int, list[int]] = {}
-    for cpu, cpu_info in info.items():
-        groups.setdefault(key(cpu_info), []).append(cpu)
-    return {k: tuple(v) for k, v in groups.items()}
+def _drop(
+    index: Mapping[int, tuple[int, ...]], keys: set[int], drop: set[int]
+) -> dict[int, tuple[int, ...]]:
+    out = dict(index)
+    for key in keys:
+        kept = tuple(c for c in index[key] if c not in drop)
+        if kept:
+            out[key] = kept
+        else:
+            del out[key]
+    return out
 
 
 def _cpus_of(index: Mapping[int, tuple[int, ...]], ids: Iterable[int]) -> CPUSet:
@@ -206,6 +245,19 @@ class CPUTopology:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_cpus", self.details.cpus())
+
+    # -- immutable facts, computed once ----------------------------------------------------
+
+    @cached_property
+    def numa_of_cpu(self) -> Mapping[int, int]:
+        """The NUMA node of every CPU."""
+        return MappingProxyType({cpu: self.details[cpu].numa for cpu in self.details})
+
+    @cached_property
+    def cpus_per_numa_node(self) -> Mapping[int, int]:
+        """How many CPUs each NUMA node (having any) holds."""
+        details = self.details
+        return MappingProxyType({n: details.count_in_numa_node(n) for n in details.numa_nodes()})
 
     # -- derived counts (integer division, 0 when the divisor is unknown) ------------------
 

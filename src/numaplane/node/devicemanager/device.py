@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 from numaplane.node.topologymanager.bitmask import BitMask
@@ -54,6 +55,8 @@ class Device:
         return Device(self.id, self.numa, healthy)
 
 
+# The same few ids are sorted at every allocation: remember their keys.
+@lru_cache(maxsize=65536)
 def device_id_key(device_id: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """A sort key that orders ids naturally ("dev2" before "dev10"), total over all strings."""
     parts = re.split(r"([0-9]+)", device_id)
@@ -100,17 +103,17 @@ class ResourcePool:
         """A pool from a device list."""
         return cls(name, {d.id: d for d in devices}, frozenset(in_use))
 
-    @property
+    @cached_property
     def healthy(self) -> frozenset[str]:
         """Ids of healthy devices."""
         return frozenset(i for i, d in self.devices.items() if d.healthy)
 
-    @property
+    @cached_property
     def available(self) -> frozenset[str]:
         """Healthy devices no container holds (upstream ``getAvailableDevices``)."""
         return self.healthy - self.in_use
 
-    @property
+    @cached_property
     def has_topology(self) -> bool:
         """Whether any device names a NUMA node (upstream ``deviceHasTopologyAlignment``)."""
         return any(d.has_topology for d in self.devices.values())

@@ -55,6 +55,7 @@ class DeviceManager:
             resource: {} for resource in self._state.registered_devices()
         }
         self._reuse: dict[str, dict[str, frozenset[str]]] = {}
+        self._pool_cache: dict[str, tuple[dict[str, Device], ResourcePool]] = {}
 
     # -- registration ---------------------------------------------------------------------
 
@@ -228,7 +229,17 @@ class DeviceManager:
     def pool(self, resource: str) -> ResourcePool:
         """A snapshot of one resource: its devices and which of them are held."""
         in_use = self._state.allocated_devices().get(resource, frozenset())
-        return ResourcePool(resource, self._devices.get(resource, {}), in_use)
+        devices = self._devices.get(resource)
+        if devices is None:
+            return ResourcePool(resource, {}, in_use)
+        # Pools are immutable snapshots: hints and allocation of one admission share one
+        # until the devices (replaced, never edited in place) or the held ids change.
+        cached = self._pool_cache.get(resource)
+        if cached is not None and cached[0] is devices and cached[1].in_use == in_use:
+            return cached[1]
+        pool = ResourcePool(resource, devices, in_use)
+        self._pool_cache[resource] = (devices, pool)
+        return pool
 
     def _pools(self, resources: Iterable[str]) -> dict[str, ResourcePool]:
         return {r: self.pool(r) for r in resources if r in self._devices}

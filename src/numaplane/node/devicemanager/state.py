@@ -150,6 +150,11 @@ class InMemoryState:
     def __init__(self) -> None:
         self._pods: dict[str, dict[str, dict[str, DeviceAllocation]]] = {}
         self._registered: dict[str, tuple[str, ...]] = {}
+        # Hint generation asks for the allocated devices several times per admission: keep,
+        # per resource, how many allocations hold each device (a device can be held by an
+        # init container and the app container reusing it), updated on every write.
+        self._holders: dict[str, dict[str, int]] = {}
+        self._allocated: dict[str, frozenset[str]] | None = None
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -185,12 +190,11 @@ class InMemoryState:
 
     def allocated_devices(self) -> Mapping[str, frozenset[str]]:
         """See ``StateReader``."""
-        found: dict[str, set[str]] = {}
-        for containers in self._pods.values():
-            for resources in containers.values():
-                for resource, allocation in resources.items():
-                    found.setdefault(resource, set()).update(allocation.device_ids)
-        return {resource: frozenset(ids) for resource, ids in found.items()}
+        if self._allocated is None:
+            self._allocated = {
+                resource: frozenset(holders) for resource, holders in self._holders.items()
+            }
+        return dict(self._allocated)
 
     def entries(self) -> tuple[PodDevicesEntry, ...]:
         """See ``StateReader``."""
@@ -211,21 +215,47 @@ class InMemoryState:
         self, pod_uid: str, container_name: str, resource: str, allocation: DeviceAllocation
     ) -> None:
         """See ``State``."""
-        self._pods.setdefault(pod_uid, {}).setdefault(container_name, {})[resource] = allocation
+        resources = self._pods.setdefault(pod_uid, {}).setdefault(container_name, {})
+        previous = resources.get(resource)
+        if previous is not None:
+            self._forget(resource, previous)
+        resources[resource] = allocation
+        holders = self._holders.setdefault(resource, {})
+        for device_id in allocation.device_ids:
+            holders[device_id] = holders.get(device_id, 0) + 1
+        self._allocated = None
 
     def remove_container(self, pod_uid: str, container_name: str) -> None:
         """See ``State``."""
         containers = self._pods.get(pod_uid)
         if containers is None:
             return
-        containers.pop(container_name, None)
+        resources = containers.pop(container_name, None)
+        if resources is not None:
+            for resource, allocation in resources.items():
+                self._forget(resource, allocation)
         if not containers:
             del self._pods[pod_uid]
 
     def remove_pods(self, pod_uids: Iterable[str]) -> None:
         """See ``State``."""
         for uid in pod_uids:
-            self._pods.pop(uid, None)
+            containers = self._pods.pop(uid, None)
+            for resources in (containers or {}).values():
+                for resource, allocation in resources.items():
+                    self._forget(resource, allocation)
+
+    def _forget(self, resource: str, allocation: DeviceAllocation) -> None:
+        holders = self._holders[resource]
+        for device_id in allocation.device_ids:
+            left = holders[device_id] - 1
+            if left:
+                holders[device_id] = left
+            else:
+                del holders[device_id]
+        if not holders:
+            del self._holders[resource]
+        self._allocated = None
 
     def set_registered_devices(self, resource: str, device_ids: Iterable[str]) -> None:
         """See ``State``."""

@@ -25,12 +25,12 @@ def reserve(
         node = updated.get(node_id)
         if node is None:
             continue
-        node = replace(node, number_of_assignments=node.number_of_assignments + 1, cells=nodes)
-        table = node.memory_map.get(resource)
+        tables = node.memory_map
+        table = tables.get(resource)
         if remaining > 0 and table is not None and table.free > 0:
             table, remaining = table.take(remaining)
-            node = node.with_table(resource, table)
-        updated[node_id] = node
+            tables = {**tables, resource: table}
+        updated[node_id] = NUMANodeState(node.number_of_assignments + 1, tables, nodes)
     return updated
 
 
@@ -44,14 +44,13 @@ def release(machine_state: NUMANodeMap, block: Block) -> dict[int, NUMANodeState
         if node is None:
             continue
         count = node.number_of_assignments - 1
-        node = replace(
-            node, number_of_assignments=count, cells=(node_id,) if count == 0 else node.cells
-        )
-        table = node.memory_map.get(block.type)
+        tables = node.memory_map
+        table = tables.get(block.type)
         if remaining > 0 and table is not None and table.reserved > 0:
             table, remaining = table.give_back(remaining)
-            node = node.with_table(block.type, table)
-        updated[node_id] = node
+            tables = {**tables, block.type: table}
+        cells = (node_id,) if count == 0 else node.cells
+        updated[node_id] = NUMANodeState(count, tables, cells)
     return updated
 
 

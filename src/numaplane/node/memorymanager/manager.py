@@ -114,12 +114,18 @@ class MemoryManager:
 
     def remove_stale_state(self, active_pods: Iterable[Pod]) -> None:
         """Release the memory of every container not in ``active_pods``."""
-        active = {
-            (pod.uid, container.name) for pod in active_pods for container in pod.all_containers()
-        }
-        for pod_uid, containers in self._state.get_memory_assignments().items():
+        assignments = self._state.get_memory_assignments()
+        if not assignments:
+            return
+        # Only pods holding memory need their container names.
+        active: dict[str, set[str]] = {}
+        for pod in active_pods:
+            if pod.uid in assignments:
+                active.setdefault(pod.uid, set()).update(c.name for c in pod.all_containers())
+        for pod_uid, containers in assignments.items():
+            names = active.get(pod_uid, set())
             for container_name in containers:
-                if (pod_uid, container_name) not in active:
+                if container_name not in names:
                     self.remove_container(pod_uid, container_name)
 
     def _remove_stale_state(self) -> None:

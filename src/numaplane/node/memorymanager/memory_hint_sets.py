@@ -56,17 +56,15 @@ def memory_hint_sets(
         bits = bits_of(mask)
         if not bits or mask & ~universe:
             return False
-        if any(_table_sums(machine_state, bits, r)[1] < s for r, s in requests.items()):
+        sums = {r: _table_sums(machine_state, bits, r) for r in requests}  # (free, allocatable)
+        if any(sums[r][1] < s for r, s in requests.items()):
             return False
         if not _respects_grouping(machine_state, bits):
             return False
+        if reusable is None:
+            return all(sums[r][0] >= s for r, s in requests.items())
         whole = BitMask.from_int(mask)
-        return all(
-            _table_sums(machine_state, bits, r)[0]
-            + (reusable(whole, r) if reusable is not None else 0)
-            >= s
-            for r, s in requests.items()
-        )
+        return all(sums[r][0] + reusable(whole, r) >= s for r, s in requests.items())
 
     unused = mask_of(n for n in node_ids if machine_state[n].number_of_assignments <= 0)
     family = Family(unused, tuple(allocatable) + tuple(free), (), 2)

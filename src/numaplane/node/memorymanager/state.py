@@ -21,7 +21,7 @@ The ``*_to_json`` / ``*_from_json`` helpers speak the checkpoint's JSON names as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, TypeAlias
 
@@ -50,13 +50,25 @@ class MemoryTable:
     def take(self, amount: int) -> tuple[MemoryTable, int]:
         """Move up to ``amount`` from free to reserved; the new table and what is left to take."""
         taken = min(self.free, amount)
-        table = replace(self, reserved=self.reserved + taken, free=self.free - taken)
+        table = MemoryTable(
+            self.total,
+            self.system_reserved,
+            self.allocatable,
+            self.reserved + taken,
+            self.free - taken,
+        )
         return table, amount - taken
 
     def give_back(self, amount: int) -> tuple[MemoryTable, int]:
         """Move up to ``amount`` from reserved to free; the new table and what is left."""
         returned = min(self.reserved, amount)
-        table = replace(self, reserved=self.reserved - returned, free=self.free + returned)
+        table = MemoryTable(
+            self.total,
+            self.system_reserved,
+            self.allocatable,
+            self.reserved - returned,
+            self.free + returned,
+        )
         return table, amount - returned
 
 
@@ -92,7 +104,7 @@ class NUMANodeState:
         """This node with ``resource``'s table replaced (or added)."""
         tables = dict(self.memory_map)
         tables[resource] = table
-        return replace(self, memory_map=tables)
+        return NUMANodeState(self.number_of_assignments, tables, self.cells)
 
 
 NUMANodeMap: TypeAlias = Mapping[int, NUMANodeState]
@@ -178,7 +190,8 @@ class InMemoryState:
 
     def get_memory_assignments(self) -> ContainerMemoryAssignments:
         """Every container's blocks (a snapshot)."""
-        return copy_assignments(self._assignments)
+        # Stored blocks are tuples already: copying the two dict levels is the deep copy.
+        return {pod: dict(containers) for pod, containers in self._assignments.items()}
 
     def set_machine_state(self, machine_state: NUMANodeMap) -> None:
         """Replace the machine state."""

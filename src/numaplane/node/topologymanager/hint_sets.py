@@ -17,9 +17,9 @@ asks membership and bounds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import overload
 
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
@@ -58,14 +58,34 @@ class Threshold:
 
     groups: tuple[tuple[int, int], ...]
     minimum: int
+    _by_bit: dict[int, int] | None = field(init=False, repr=False, compare=False)
 
     @staticmethod
-    def per_node(amounts: dict[int, int], minimum: int) -> Threshold:
+    def per_node(amounts: Mapping[int, int], minimum: int) -> Threshold:
         """A threshold over per-node amounts (``{node id: amount}``)."""
         return Threshold(tuple((1 << n, a) for n, a in sorted(amounts.items()) if a), minimum)
 
+    def __post_init__(self) -> None:
+        # When every group is one node (CPUs, memory, single-node devices), a narrow mask's
+        # amount is a few look-ups by node instead of a pass over every group.
+        by_bit: dict[int, int] | None = {}
+        for group, count in self.groups:
+            if by_bit is None or group & (group - 1):
+                by_bit = None
+                break
+            by_bit[group] = by_bit.get(group, 0) + count
+        object.__setattr__(self, "_by_bit", by_bit)
+
     def covered(self, mask: int) -> int:
         """The amount the mask holds."""
+        by_bit = self._by_bit
+        if by_bit is not None and mask.bit_count() < len(by_bit):
+            total = 0
+            while mask:
+                low = mask & -mask
+                total += by_bit.get(low, 0)
+                mask ^= low
+            return total
         return sum(count for group, count in self.groups if group & mask)
 
     def holds(self, mask: int) -> bool:
@@ -204,9 +224,21 @@ class StructuredHints(Sequence[TopologyHint]):
 
     def has_superset(self, mask: int) -> bool:
         """Whether some hint contains every node of ``mask``."""
-        if any(e & mask == mask for e in self.extras):
+        for family in self.families:
+            if not mask & ~family.universe:
+                return True
+        for _ in self.extras_containing(mask):
             return True
-        return any(not mask & ~f.universe for f in self.families)
+        return False
+
+    def extras_containing(self, mask: int) -> Iterator[int]:
+        """The extras holding every node of ``mask`` (only those at least as wide can)."""
+        width = mask.bit_count()
+        for extra_width, extras in self._extras_by_width.items():
+            if extra_width >= width:
+                for extra in extras:
+                    if extra & mask == mask:
+                        yield extra
 
     def is_empty(self) -> bool:
         """Whether the rule admits no mask at all."""
@@ -348,6 +380,15 @@ def min_width_meeting(
     This is the "minimum affinity size" every provider prefers: computed over all masks, so it
     reflects capacity, not what is free.
     """
+    return _min_width_meeting(tuple(node_ids), tuple(thresholds), default)
+
+
+# Capacity thresholds repeat from admission to admission (the same request sizes on the same
+# machine), and the answer depends on nothing else: remember recent ones.
+@lru_cache(maxsize=4096)
+def _min_width_meeting(
+    node_ids: tuple[int, ...], thresholds: tuple[Threshold, ...], default: int
+) -> int:
     universe = mask_of(node_ids)
     family = Family(universe, tuple(thresholds))
     if not family.nonempty:
@@ -363,7 +404,8 @@ def single_node_preferred(hints: StructuredHints) -> list[TopologyHint]:
     return [
         TopologyHint(BitMask(n), True)
         for n in hints.node_ids
-        if 0 <= n < 64 and hints.contains(1 << n) and hints.preferred(1 << n)
+        # Both tests are pure; the cheap preference test goes first.
+        if 0 <= n < 64 and hints.preferred(1 << n) and hints.contains(1 << n)
     ]
 
 

@@ -99,7 +99,9 @@ class MergeSearch:
             h if isinstance(h, StructuredHints) else ExplicitHints(h, self.default) for h in hints
         ]
         self._distance_rows = _dense_rows(numa_info, self.default) if use_closest else None
-        self._droppable_cache: dict[Family, int] = {}
+        # Keyed by identity: hashing a family hashes all its thresholds, and the lists (which
+        # keep every family alive) do not change during one search.
+        self._droppable_cache: dict[int, int] = {}
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -233,22 +235,21 @@ class MergeSearch:
                     out |= default & ~v
             return out
         out = 0
-        for extra in hints.extras:
-            if extra & chosen == chosen:
-                out |= default & ~extra
+        for extra in hints.extras_containing(chosen):
+            out |= default & ~extra
         for family in hints.families:
             if not chosen & ~family.universe:
                 out |= (default & ~family.universe) | (self._droppable(family) & ~chosen)
         return out
 
     def _droppable(self, family: Family) -> int:
-        found = self._droppable_cache.get(family)
+        found = self._droppable_cache.get(id(family))
         if found is None:
             found = 0
             for bit in bits_of(family.universe):
                 if family.contains(family.universe & ~(1 << bit)):
                     found |= 1 << bit
-            self._droppable_cache[family] = found
+            self._droppable_cache[id(family)] = found
         return found
 
     def achievable(self, mask: int) -> bool:
