@@ -24,7 +24,7 @@ from numaplane.node.admission import Node
 from numaplane.node.cpumanager import state as cpu_state
 from numaplane.node.devicemanager import state as device_state
 from numaplane.node.memorymanager import state as memory_state
-from numaplane.node.memorymanager.accounting import replay
+from numaplane.node.memorymanager.accounting import expected_machine_state
 from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.reserved import system_reserved_memory
 from numaplane.topology.model import Machine
@@ -109,16 +109,15 @@ def repair_torn_memory_state(
         return False
     assignments = state.get_memory_assignments()
     kept = {uid: containers for uid, containers in assignments.items() if uid in recorded}
-    expected: memory_state.NUMANodeMap = default
-    wanted: dict[str, int] = {}
     try:
-        for pod_uid, containers in kept.items():
-            for name, blocks in containers.items():
-                for block in blocks:
-                    expected = replay(expected, block, pod_uid, name)
-                    wanted[block.type] = wanted.get(block.type, 0) + block.size
+        expected = expected_machine_state(default, kept)
     except NumaplaneError:
         return False  # a block on a node or resource the machine lacks
+    wanted: dict[str, int] = {}
+    for containers in kept.values():
+        for blocks in containers.values():
+            for block in blocks:
+                wanted[block.type] = wanted.get(block.type, 0) + block.size
     if _reserved_per_resource(expected) != {r: n for r, n in wanted.items() if n}:
         return False  # the recorded blocks do not fit: no interrupted write does that
     stale = len(assignments) - len(kept)

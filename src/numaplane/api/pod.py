@@ -301,6 +301,11 @@ class Pod:
         """Init containers (in order) followed by app containers."""
         return self.init_containers + self.containers
 
+    @cached_property
+    def container_names(self) -> frozenset[str]:
+        """The names of every init and app container (cached: a pod is immutable)."""
+        return frozenset(c.name for c in self.all_containers())
+
     def container(self, name: str) -> Container:
         """The init or app container called ``name``; raises ``KeyError`` when there is none."""
         for candidate in self.all_containers():

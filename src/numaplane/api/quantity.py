@@ -183,11 +183,14 @@ class Quantity:
 
     def is_zero(self) -> bool:
         """Whether the value is exactly zero."""
-        return self.amount == 0
+        # A Fraction's denominator is positive: the numerator alone decides (and is cheaper
+        # than a Fraction comparison).
+        return self.amount.numerator == 0
 
     def sign(self) -> int:
         """-1, 0 or 1 after the sign of the value."""
-        return (self.amount > 0) - (self.amount < 0)
+        numerator = self.amount.numerator
+        return (numerator > 0) - (numerator < 0)
 
     def __add__(self, other: Quantity) -> Quantity:
         if not isinstance(other, Quantity):

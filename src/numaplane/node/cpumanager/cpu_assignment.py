@@ -54,6 +54,11 @@ class CPUAccumulator:
         # NUMA nodes "contain" sockets when there are at least as many sockets; then NUMA nodes
         # are the outer level of the walk, otherwise sockets are.
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
+        # The take orders depend only on ``details``; a step asks for the same ones again
+        # (cores are ordered within sorted sockets within sorted NUMA nodes), so they are kept
+        # while the details stay the same object (a take replaces them).
+        self._orders: dict[str, tuple[int, ...]] = {}
+        self._orders_of = self.details
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -78,12 +83,24 @@ class CPUAccumulator:
 
     # -- ordering --------------------------------------------------------------------------
 
+    def _order(self, name: str) -> tuple[int, ...] | None:
+        if self._orders_of is not self.details:
+            self._orders.clear()
+            self._orders_of = self.details
+        return self._orders.get(name)
+
     def _sorted(self, ids: Sequence[int], count: Callable[[int], int]) -> list[int]:
         # Fewest available CPUs first keeps big free units for big requests; ties by id.
         return sorted(ids, key=lambda i: (count(i), i))
 
     def sort_available_numa_nodes(self) -> list[int]:
         """NUMA nodes with available CPUs, in take order."""
+        order = self._order("numa_nodes")
+        if order is None:
+            order = self._orders["numa_nodes"] = tuple(self._sort_available_numa_nodes())
+        return list(order)
+
+    def _sort_available_numa_nodes(self) -> list[int]:
         d = self.details
         if self.numa_first:
             return self._sorted(d.numa_nodes(), d.count_in_numa_node)
@@ -94,6 +111,12 @@ class CPUAccumulator:
 
     def sort_available_sockets(self) -> list[int]:
         """Sockets with available CPUs, in take order."""
+        order = self._order("sockets")
+        if order is None:
+            order = self._orders["sockets"] = tuple(self._sort_available_sockets())
+        return list(order)
+
+    def _sort_available_sockets(self) -> list[int]:
         d = self.details
         if not self.numa_first:
             return self._sorted(d.sockets(), d.count_in_socket)
@@ -104,6 +127,12 @@ class CPUAccumulator:
 
     def sort_available_cores(self) -> list[int]:
         """Cores with available CPUs, in take order (within the sorted outer units)."""
+        order = self._order("cores")
+        if order is None:
+            order = self._orders["cores"] = tuple(self._sort_available_cores())
+        return list(order)
+
+    def _sort_available_cores(self) -> list[int]:
         d = self.details
         result: list[int] = []
         if self.numa_first:
@@ -116,6 +145,12 @@ class CPUAccumulator:
 
     def sort_available_uncore_caches(self) -> list[int]:
         """Uncore caches with available CPUs, listed per sorted NUMA node."""
+        order = self._order("uncore_caches")
+        if order is None:
+            order = self._orders["uncore_caches"] = tuple(self._sort_available_uncore_caches())
+        return list(order)
+
+    def _sort_available_uncore_caches(self) -> list[int]:
         d = self.details
         result: list[int] = []
         for numa in self.sort_available_numa_nodes():

@@ -6,6 +6,7 @@ The node engine is pure, so it only counts; the agent exports ``samples()`` thro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -34,8 +35,6 @@ class CPUManagerMetrics:
     pinning_requests_total: int = 0
     pinning_errors_total: int = 0
     shared_pool_size_millicores: int = 0
-    exclusive_cpu_allocation_count: int = 0
-    allocation_per_numa: dict[int, int] = field(default_factory=dict)
     aligned: dict[tuple[str, str], int] = field(
         default_factory=lambda: {
             (SCOPE_CONTAINER, BOUNDARY_PHYSICAL_CPU): 0,
@@ -45,6 +44,48 @@ class CPUManagerMetrics:
     aligned_failures: dict[tuple[str, str], int] = field(
         default_factory=lambda: {(SCOPE_CONTAINER, BOUNDARY_PHYSICAL_CPU): 0}
     )
+
+    # The two exclusive-CPU gauges are derived from the CPU state, which changes on every
+    # allocation and release: the policy hands over a way to compute them (``defer_exclusive``)
+    # and they are computed when first read, so admissions do not pay for unread gauges.
+    _exclusive_count: int = field(default=0, init=False, repr=False)
+    _per_numa: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _pending: Callable[[], tuple[int, dict[int, int]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def defer_exclusive(self, compute: Callable[[], tuple[int, dict[int, int]]]) -> None:
+        """Let ``compute`` give ``(exclusive_cpu_allocation_count, allocation_per_numa)``
+        when either is next read (it replaces any earlier pending computation)."""
+        self._pending = compute
+
+    def _settle(self) -> None:
+        compute = self._pending
+        if compute is not None:
+            self._pending = None
+            self._exclusive_count, self._per_numa = compute()
+
+    @property
+    def exclusive_cpu_allocation_count(self) -> int:
+        """How many CPUs containers hold exclusively."""
+        self._settle()
+        return self._exclusive_count
+
+    @exclusive_cpu_allocation_count.setter
+    def exclusive_cpu_allocation_count(self, value: int) -> None:
+        self._settle()
+        self._exclusive_count = value
+
+    @property
+    def allocation_per_numa(self) -> dict[int, int]:
+        """Exclusively held CPUs per NUMA node (every node of the topology)."""
+        self._settle()
+        return self._per_numa
+
+    @allocation_per_numa.setter
+    def allocation_per_numa(self, value: dict[int, int]) -> None:
+        self._settle()
+        self._per_numa = value
 
     def count_aligned(self, boundary: str) -> None:
         """One more container aligned at ``boundary`` (container scope)."""

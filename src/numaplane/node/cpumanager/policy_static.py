@@ -306,12 +306,15 @@ class StaticPolicy:
         self._refresh_exclusive(state)
 
     def _refresh_exclusive(self, state: StateReader) -> None:
+        # Computed when read, from the state as it is then (the agent's repair may have edited
+        # it directly since).
+        self.metrics.defer_exclusive(lambda: self._exclusive_metrics(state))
+
+    def _exclusive_metrics(self, state: StateReader) -> tuple[int, dict[int, int]]:
         exclusive = CPUSet().union(
             *(c for cs in state.get_cpu_assignments().values() for c in cs.values())
         )
-        self.metrics.exclusive_cpu_allocation_count = len(exclusive)
         # Counted in one C-level pass (CPUs outside the topology count nowhere).
         counts = Counter(map(self.topology.numa_of_cpu.get, exclusive))
-        self.metrics.allocation_per_numa = {
-            numa: counts.get(numa, 0) for numa in self.topology.cpus_per_numa_node
-        }
+        per_numa = {numa: counts.get(numa, 0) for numa in self.topology.cpus_per_numa_node}
+        return len(exclusive), per_numa

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from numaplane.node.memorymanager.errors import MemoryStateError
-from numaplane.node.memorymanager.state import Block, NUMANodeMap, NUMANodeState
+from numaplane.node.memorymanager.state import (
+    Block,
+    ContainerMemoryAssignments,
+    NUMANodeMap,
+    NUMANodeState,
+)
 
 
 def reserve(
@@ -82,3 +87,18 @@ def replay(
             node = node.with_table(block.type, table)
         updated[node_id] = node
     return updated
+
+
+def expected_machine_state(
+    default: NUMANodeMap, assignments: ContainerMemoryAssignments
+) -> NUMANodeMap:
+    """The machine state ``assignments`` explain: every stored block replayed onto ``default``
+    (pods, containers and blocks in their stored order), as the ``Static`` policy's start
+    checks it. Raises ``MemoryStateError`` for a block on a node or resource the machine
+    lacks."""
+    expected = default
+    for pod_uid, containers in assignments.items():
+        for container_name, blocks in containers.items():
+            for block in blocks:
+                expected = replay(expected, block, pod_uid, container_name)
+    return expected

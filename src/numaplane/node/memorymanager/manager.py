@@ -29,6 +29,8 @@ from numaplane.topology.model import Machine
 STATE_FILE_NAME: Final = "memory_manager_state"
 """The checkpoint file name of the memory manager (upstream ``memoryManagerStateFileName``)."""
 
+_NO_NAMES: Final[frozenset[str]] = frozenset()
+
 ActivePods = Callable[[], Iterable[Pod]]
 """Lists the pods whose containers keep their memory (upstream ``ActivePodsFunc``)."""
 
@@ -117,13 +119,30 @@ class MemoryManager:
         assignments = self._state.get_memory_assignments()
         if not assignments:
             return
-        # Only pods holding memory need their container names.
-        active: dict[str, set[str]] = {}
-        for pod in active_pods:
-            if pod.uid in assignments:
-                active.setdefault(pod.uid, set()).update(c.name for c in pod.all_containers())
+        pods = list(active_pods)
+        by_uid = {pod.uid: pod for pod in pods}
+        if len(by_uid) != len(pods):
+            self._remove_stale_merging(assignments, pods)
+            return
         for pod_uid, containers in assignments.items():
-            names = active.get(pod_uid, set())
+            pod = by_uid.get(pod_uid)
+            names = pod.container_names if pod is not None else _NO_NAMES
+            for container_name in containers:
+                if container_name not in names:
+                    self.remove_container(pod_uid, container_name)
+
+    def _remove_stale_merging(
+        self, assignments: Mapping[str, Mapping[str, object]], pods: Iterable[Pod]
+    ) -> None:
+        # Pods sharing a UID: a container survives when any of them has it.
+        active: dict[str, frozenset[str]] = {}
+        for pod in pods:
+            uid = pod.uid
+            if uid in assignments:
+                names = active.get(uid)
+                active[uid] = pod.container_names if names is None else names | pod.container_names
+        for pod_uid, containers in assignments.items():
+            names = active.get(pod_uid, _NO_NAMES)
             for container_name in containers:
                 if container_name not in names:
                     self.remove_container(pod_uid, container_name)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Final
 
 from numaplane.api.pod import Container, Pod, QOSClass
-from numaplane.node.memorymanager.accounting import release, replay, reserve
+from numaplane.node.memorymanager.accounting import expected_machine_state, release, reserve
 from numaplane.node.memorymanager.errors import (
     MemoryAllocationError,
     MemoryManagerError,
@@ -134,11 +134,7 @@ class StaticPolicy:
                 )
             state.set_machine_state(self.default_machine_state())
             return
-        expected = self.default_machine_state()
-        for pod_uid, containers in assignments.items():
-            for container_name, blocks in containers.items():
-                for block in blocks:
-                    expected = replay(expected, block, pod_uid, container_name)
+        expected = expected_machine_state(self.default_machine_state(), assignments)
         if not machine_states_equal(machine_state, expected):
             raise MemoryStateError(
                 "[memorymanager] the expected machine state is different from the real one"
@@ -185,11 +181,15 @@ class StaticPolicy:
     def _calculate_hints(
         self, machine_state: NUMANodeMap, pod: Pod, requests: Mapping[str, int]
     ) -> Mapping[str, Sequence[TopologyHint]]:
+        reusable = self._reusable.get(pod.uid)
+        if not reusable:
+            # Nothing to reuse counts as zero everywhere: the lookup would only add zeros.
+            return calculate_hints(machine_state, requests, None, ())
         return calculate_hints(
             machine_state,
             requests,
             lambda mask, resource: self._pod_reusable(pod.uid, mask, resource),
-            tuple(self._reusable.get(pod.uid, {})),
+            tuple(reusable),
         )
 
     # -- allocate --------------------------------------------------------------------------

@@ -170,6 +170,7 @@ class StructuredHints(Sequence[TopologyHint]):
         "_extras_by_width",
         "_items",
         "_min_count",
+        "_single",
         "aligned",
         "extras",
         "families",
@@ -193,6 +194,7 @@ class StructuredHints(Sequence[TopologyHint]):
         self.aligned = aligned
         self._items: list[TopologyHint] | None = None
         self._min_count: int | None = None
+        self._single: tuple[TopologyHint, ...] | None = None
         self._extras_by_width: dict[int, list[int]] = {}
         for extra in sorted(self.extras):
             self._extras_by_width.setdefault(extra.bit_count(), []).append(extra)
@@ -401,12 +403,22 @@ def _min_width_meeting(
 
 def single_node_preferred(hints: StructuredHints) -> list[TopologyHint]:
     """The preferred single-node hints, in list order (what ``single-numa-node`` keeps)."""
-    return [
-        TopologyHint(BitMask(n), True)
-        for n in hints.node_ids
-        # Both tests are pure; the cheap preference test goes first.
-        if 0 <= n < 64 and hints.preferred(1 << n) and hints.contains(1 << n)
-    ]
+    # Providers share one rule between resources (memory and its hugepages): answer once.
+    single = hints._single
+    if single is None:
+        single = hints._single = tuple(
+            _single_node_hint(n)
+            for n in hints.node_ids
+            # Both tests are pure; the cheap preference test goes first.
+            if 0 <= n < 64 and hints.preferred(1 << n) and hints.contains(1 << n)
+        )
+    return list(single)
+
+
+# Hints are immutable values: one per node serves every admission.
+@lru_cache(maxsize=64)
+def _single_node_hint(node: int) -> TopologyHint:
+    return TopologyHint(BitMask(node), True)
 
 
 def is_structured(hints: object) -> bool:
