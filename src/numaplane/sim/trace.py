@@ -28,16 +28,9 @@ import yaml
 from numaplane.api.manifest import pod_from_dict, pod_uid
 from numaplane.api.pod import Pod
 from numaplane.errors import InputError
-from numaplane.node.devicemanager.device import Device
-from numaplane.node.devicemanager.inventory import (
-    DEFAULT_PCI_RULES,
-    PCIRule,
-    devices_from_machine,
-)
 from numaplane.sim.configs import FieldError as _Fail
 from numaplane.sim.configs import NamedConfig, config_entry
-from numaplane.topology.discover import load_machine
-from numaplane.topology.model import Machine
+from numaplane.sim.trace_nodes import NodeSpec, join_field, parse_node, within
 
 __all__ = [
     "ARRIVE",
@@ -60,7 +53,6 @@ _EVENT_TYPES: Final = (ARRIVE, END, HEALTH)
 _TOP_KEYS: Final = frozenset(
     {"apiVersion", "kind", "name", "seed", "nodes", "configs", "baseConfig", "templates", "events"}
 )
-_NODE_KEYS: Final = frozenset({"name", "machine", "count", "devices", "deviceRules"})
 _EVENT_KEYS: Final = frozenset(
     {"t", "type", "pod", "lifetime", "node", "resource", "device", "healthy"}
 )
@@ -69,26 +61,6 @@ _REF_KEYS: Final = frozenset({"template", "name", "namespace"})
 
 class TraceError(InputError):
     """A trace cannot be used; ``str()`` is ``<file>: <place>: <reason>``."""
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """One kind of node of the trace: ``count`` identical nodes built from ``machine``.
-
-    ``devices`` is the device inventory each of these nodes advertises (resource -> devices).
-    """
-
-    name: str
-    machine_spec: str
-    machine: Machine
-    count: int
-    devices: Mapping[str, tuple[Device, ...]]
-
-    def node_names(self) -> tuple[str, ...]:
-        """The names of the nodes: ``name`` alone, or ``name-0`` .. ``name-<count-1>``."""
-        if self.count == 1:
-            return (self.name,)
-        return tuple(f"{self.name}-{i}" for i in range(self.count))
 
 
 @dataclass(frozen=True)
@@ -172,7 +144,9 @@ def trace_from_dict(obj: object, source: str = "<trace>", base_dir: Path | None 
         try:
             parsed.append(reader.event(raw))
         except _Fail as fail:
-            raise TraceError(source, fail.reason, _join(f"events[{index}]", fail.where)) from None
+            raise TraceError(
+                source, fail.reason, join_field(f"events[{index}]", fail.where)
+            ) from None
     return replace(header, events=tuple(parsed))
 
 
@@ -198,7 +172,9 @@ def _parse_json_lines(text: str, source: str, base_dir: Path | None) -> Trace:
                 assert reader is not None
                 events.append(reader.event(value))
         except _Fail as fail:
-            raise TraceError(source, fail.reason, _join(f"line {number}", fail.where)) from None
+            raise TraceError(
+                source, fail.reason, join_field(f"line {number}", fail.where)
+            ) from None
     if header is None:
         raise TraceError(source, "empty trace; expected a header line with kind: Trace")
     return replace(header, events=tuple(events))
@@ -225,7 +201,8 @@ def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
     if base is not None and not isinstance(base, Mapping):
         raise _Fail("baseConfig", "expected a KubeletConfiguration mapping")
     nodes = tuple(
-        _within(f"nodes[{i}]", _node, raw, base_dir) for i, raw in enumerate(_list(obj, "nodes"))
+        within(f"nodes[{i}]", parse_node, raw, base_dir)
+        for i, raw in enumerate(_list(obj, "nodes"))
     )
     if not nodes:
         raise _Fail("nodes", "a trace needs at least one node")
@@ -236,7 +213,7 @@ def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
                 raise _Fail(f"nodes[{i}].name", f"duplicate node name {node_name!r}")
             seen.add(node_name)
     configs = tuple(
-        _within(f"configs[{i}]", config_entry, raw, base, base_dir)
+        within(f"configs[{i}]", config_entry, raw, base, base_dir)
         for i, raw in enumerate(_list(obj, "configs"))
     )
     names = [c.name for c in configs]
@@ -261,101 +238,6 @@ def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
         base_config=base,
         source=source,
     )
-
-
-def _node(raw: object, base_dir: Path | None) -> NodeSpec:
-    if not isinstance(raw, Mapping):
-        raise _Fail("", "expected a mapping with name and machine")
-    unknown = sorted(str(k) for k in raw if k not in _NODE_KEYS)
-    if unknown:
-        raise _Fail(unknown[0], f"unknown key (expected {', '.join(sorted(_NODE_KEYS))})")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise _Fail("name", "expected a non-empty string")
-    spec = raw.get("machine")
-    if not isinstance(spec, str) or not spec:
-        raise _Fail("machine", "expected a --machine value (a path, a shape or a preset)")
-    count = raw.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise _Fail("count", f"expected a positive integer, got {count!r}")
-    machine = _machine(spec, base_dir)
-    inventory = raw.get("devices")
-    if inventory is not None and "deviceRules" in raw:
-        raise _Fail("devices", "give devices or deviceRules, not both")
-    if inventory is not None:
-        devices = _within("devices", _inventory, inventory)
-    else:
-        rules = _within("deviceRules", _rules, raw.get("deviceRules"))
-        devices = devices_from_machine(machine, rules)
-    return NodeSpec(name, spec, machine, count, devices)
-
-
-def _machine(spec: str, base_dir: Path | None) -> Machine:
-    # A relative path is read beside the trace first, so traces travel with their machines.
-    candidate = base_dir / spec if base_dir is not None else None
-    text = str(candidate) if candidate is not None and candidate.exists() else spec
-    try:
-        return load_machine(text)
-    except InputError as err:
-        raise _Fail("machine", err.reason) from None
-
-
-def _rules(raw: object) -> tuple[PCIRule, ...]:
-    if raw is None:
-        return DEFAULT_PCI_RULES
-    if not isinstance(raw, list):
-        raise _Fail("", "expected a list of RESOURCE=VENDOR[:CLASS_PREFIX] strings")
-    rules: list[PCIRule] = []
-    for i, text in enumerate(raw):
-        if not isinstance(text, str):
-            raise _Fail(f"[{i}]", "expected a RESOURCE=VENDOR[:CLASS_PREFIX] string")
-        try:
-            rules.append(PCIRule.parse(text))
-        except InputError as err:
-            raise _Fail(f"[{i}]", err.reason) from None
-    return tuple(rules)
-
-
-def _inventory(raw: object) -> dict[str, tuple[Device, ...]]:
-    if not isinstance(raw, Mapping):
-        raise _Fail("", "expected a mapping of resource name to a device list")
-    out: dict[str, tuple[Device, ...]] = {}
-    for resource, entries in raw.items():
-        if not isinstance(resource, str) or "/" not in resource:
-            raise _Fail(str(resource), "a device resource is named vendor-domain/name")
-        if not isinstance(entries, list):
-            raise _Fail(resource, "expected a list like [{id: vf0, numa: 0}, ...]")
-        devices: list[Device] = []
-        for i, entry in enumerate(entries):
-            devices.append(_within(f"{resource}[{i}]", _device, entry))
-        ids = [d.id for d in devices]
-        for i, device_id in enumerate(ids):
-            if device_id in ids[:i]:
-                raise _Fail(f"{resource}[{i}].id", f"duplicate device id {device_id!r}")
-        out[resource] = tuple(devices)
-    return out
-
-
-def _device(entry: object) -> Device:
-    if not isinstance(entry, Mapping):
-        raise _Fail("", "expected a mapping like {id: vf0, numa: 0}")
-    unknown = sorted(str(k) for k in entry if k not in ("id", "numa", "healthy"))
-    if unknown:
-        raise _Fail(unknown[0], "unknown key (expected id, numa, healthy)")
-    device_id = entry.get("id")
-    if isinstance(device_id, bool) or not isinstance(device_id, str | int) or device_id == "":
-        raise _Fail("id", "expected a non-empty device id")
-    numa = entry.get("numa")
-    numa_nodes: tuple[int, ...] | None = None
-    if numa is not None:
-        values = numa if isinstance(numa, list) else [numa]
-        if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            raise _Fail("numa", f"expected a NUMA node id or a list of them, got {numa!r}")
-        numa_nodes = tuple(dict.fromkeys(values))
-    healthy = entry.get("healthy", True)
-    if not isinstance(healthy, bool):
-        raise _Fail("healthy", "expected true or false")
-    return Device(str(device_id), numa_nodes, healthy)
 
 
 # -- events ------------------------------------------------------------------------------
@@ -478,23 +360,6 @@ def _number(value: object, where: str, *, required: bool) -> float | None:
     if value < 0:
         raise _Fail(where, "must not be negative")
     return float(value)
-
-
-def _within(where: str, fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except _Fail as fail:
-        raise _Fail(_join(where, fail.where), fail.reason) from None
-
-
-def _join(outer: str, inner: str) -> str:
-    if not inner:
-        return outer
-    if not outer:
-        return inner
-    if outer.startswith("line "):
-        return f"{outer}: {inner}"
-    return outer + inner if inner.startswith("[") else f"{outer}.{inner}"
 
 
 def _describe(value: object) -> str:
