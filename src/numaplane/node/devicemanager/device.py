@@ -103,6 +103,22 @@ class ResourcePool:
         """A pool from a device list."""
         return cls(name, {d.id: d for d in devices}, frozenset(in_use))
 
+    def with_in_use(self, in_use: frozenset[str]) -> ResourcePool:
+        """The same devices with other held ids; the device map and the memo of facts that
+        depend on the devices alone (``min_widths``) are shared, not rebuilt."""
+        pool = object.__new__(ResourcePool)
+        object.__setattr__(pool, "name", self.name)
+        object.__setattr__(pool, "devices", self.devices)
+        object.__setattr__(pool, "in_use", frozenset(in_use))
+        pool.__dict__["min_widths"] = self.min_widths
+        return pool
+
+    @cached_property
+    def min_widths(self) -> dict[tuple[tuple[int, ...], int], int]:
+        """Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
+        devices (all of them, healthy or not) could hold the request."""
+        return {}
+
     @cached_property
     def healthy(self) -> frozenset[str]:
         """Ids of healthy devices."""

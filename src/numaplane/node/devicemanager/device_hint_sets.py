@@ -39,8 +39,13 @@ def device_hint_set(
     """``generate_device_topology_hints`` as a rule; same hints, same order."""
     devices = pool.devices
     universe = mask_of(numa_nodes)
-    everything = _grouped([mask_of(d.numa_nodes) for d in devices.values()], request)
-    min_affinity = min_width_meeting(numa_nodes, [everything], len(numa_nodes))
+    # Depends on every device (not on which are free): remembered per device set.
+    key = (tuple(numa_nodes), request)
+    memo = pool.min_widths
+    min_affinity = memo.get(key)
+    if min_affinity is None:
+        everything = _grouped([mask_of(d.numa_nodes) for d in devices.values()], request)
+        min_affinity = memo[key] = min_width_meeting(numa_nodes, [everything], len(numa_nodes))
     hits: list[int] = []
     for device_id in reusable:
         device = devices.get(device_id)

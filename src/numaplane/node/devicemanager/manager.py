@@ -235,9 +235,12 @@ class DeviceManager:
         # Pools are immutable snapshots: hints and allocation of one admission share one
         # until the devices (replaced, never edited in place) or the held ids change.
         cached = self._pool_cache.get(resource)
-        if cached is not None and cached[0] is devices and cached[1].in_use == in_use:
-            return cached[1]
-        pool = ResourcePool(resource, devices, in_use)
+        if cached is not None and cached[0] is devices:
+            if cached[1].in_use == in_use:
+                return cached[1]
+            pool = cached[1].with_in_use(in_use)
+        else:
+            pool = ResourcePool(resource, devices, in_use)
         self._pool_cache[resource] = (devices, pool)
         return pool
 

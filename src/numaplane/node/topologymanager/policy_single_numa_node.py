@@ -18,9 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from numaplane.node.topologymanager import policy as _policy
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_preferred
+from numaplane.node.topologymanager.hint_sets import (
+    StructuredHints,
+    bits_of,
+    single_node_preferred,
+)
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.numa_utilization import NUMAUtilization, TieBreak, break_tie
 from numaplane.node.topologymanager.policy import (
@@ -44,6 +49,56 @@ def filter_single_numa_hints(filtered_hints: Sequence[Sequence[TopologyHint]]) -
         ]
         for resource_hints in filtered_hints
     ]
+
+
+def single_node_merge(
+    default: int, hints: Sequence[Sequence[TopologyHint]]
+) -> tuple[TopologyHint, tuple[int, ...]] | None:
+    """The merge of filtered single-numa-node lists, without walking permutations.
+
+    Returns what ``HintMerger.merge_with_single_numa_ties`` returns for such lists (every hint
+    preferred, each mask "any" or one node), or ``None`` when the lists are not of that shape
+    or the reference walk is selected (``policy.USE_MERGE_SEARCH`` off).
+
+    A permutation's AND is empty unless its non-nil masks all name the same node ``n``, so the
+    merged candidates are ``({n}, preferred)`` for each ``n`` that every list allows (through
+    ``{n}`` or "any") and some list names, and ``(all nodes, preferred)`` when every list holds
+    "any". All are preferred, so ``Narrowest`` picks the lowest such ``n``, else all nodes; no
+    candidate at all gives ``(all nodes, not preferred)``.
+    """
+    if not _policy.USE_MERGE_SEARCH or default == 0:
+        return None
+    accepted = default
+    named = 0
+    all_any = True
+    for resource_hints in hints:
+        has_any = False
+        singles = 0
+        for hint in resource_hints:
+            mask = hint.numa_affinity
+            if not hint.preferred:
+                return None
+            if mask is None:
+                has_any = True
+                continue
+            value = mask.value
+            if value & (value - 1):
+                return None
+            singles |= value
+        singles &= default
+        named |= singles
+        if has_any:
+            continue
+        all_any = False
+        accepted &= singles
+    candidates = accepted & named
+    if all_any and default & (default - 1) == 0:
+        # One node in all: the all-"any" candidate is that single node too.
+        candidates |= default
+    ties = tuple(bits_of(candidates))
+    if ties:
+        return TopologyHint(BitMask(ties[0]), True), ties
+    return TopologyHint(BitMask.from_int(default), all_any), ()
 
 
 @dataclass(frozen=True)
@@ -74,12 +129,17 @@ class SingleNumaNodePolicy:
         two preferred single-node candidates were found.
         """
         hints = filter_single_numa_hints(filter_providers_hints(providers_hints))
-        merger = HintMerger(self.numa_info, hints, self.name, self.options)
         tie: TieBreak | None = None
-        if not self.options.prefer_most_allocated_numa_node:
-            best = merger.merge()
+        fast = single_node_merge(self.numa_info.default_affinity.value, hints)
+        if fast is not None:
+            best, tied = fast
         else:
-            best, tied = merger.merge_with_single_numa_ties()
+            merger = HintMerger(self.numa_info, hints, self.name, self.options)
+            if not self.options.prefer_most_allocated_numa_node:
+                best, tied = merger.merge(), ()
+            else:
+                best, tied = merger.merge_with_single_numa_ties()
+        if self.options.prefer_most_allocated_numa_node:
             mask = best.numa_affinity
             if len(tied) > 1 and best.preferred and mask is not None and mask.count() == 1:
                 # With a tie the merge picked one of the tied single nodes (the narrowest).
