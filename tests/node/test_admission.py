@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.node.admission import Node
-from numaplane.topology.discover import load_machine
+from tests.node.node_fixtures import static_node
 
 GIB = 1 << 30
-
-
-def _static_node() -> Node:
-    config = kubelet_config_from_dict(
-        {
-            "kind": "KubeletConfiguration",
-            "cpuManagerPolicy": "static",
-            "reservedSystemCPUs": "0",
-            "systemReserved": {"memory": "1Gi"},
-            "evictionHard": {"memory.available": "100Mi"},
-            "memoryManagerPolicy": "Static",
-            "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}],
-            "topologyManagerPolicy": "single-numa-node",
-        },
-        "<test>",
-    )
-    return Node(load_machine("dual-socket-ht"), config)
 
 
 def _free_memory(node: Node) -> int:
@@ -36,7 +18,7 @@ def test_pod_under_admission_keeps_its_init_container_memory() -> None:
     """The pod being admitted is active (upstream: known to the pod manager before admission),
     so stale-state cleanup during its app containers' allocation must not free what its init
     container just reserved: init 2Gi then app 1Gi reserve max(2Gi, 1Gi) = 2Gi in total."""
-    node = _static_node()
+    node = static_node()
     before = _free_memory(node)
     guaranteed = {"cpu": "1", "memory": "2Gi"}
     pod = Pod.of(
@@ -55,7 +37,7 @@ def test_pod_under_admission_keeps_its_init_container_memory() -> None:
 
 
 def test_rejected_pod_keeps_nothing() -> None:
-    node = _static_node()
+    node = static_node()
     shared = node.cpu_manager.shared_pool()
     before = _free_memory(node)
     limits = {"cpu": "1", "memory": "1Gi"}

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.cpuset import CPUSet
-from numaplane.node.admission import Node
 from numaplane.node.memorymanager.accounting import expected_machine_state
 from numaplane.node.memorymanager.errors import MemoryStateError
 from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.state import Block
 from numaplane.topology.discover import load_machine
+from tests.node.node_fixtures import static_node
 
 GIB = 1 << 30
 
@@ -20,23 +19,6 @@ GIB = 1 << 30
 def _guaranteed(uid: str, *names: str, cpu: str = "1", memory: str = "1Gi") -> Pod:
     limits = {"cpu": cpu, "memory": memory}
     return Pod.of(uid, containers=[Container.of(n, requests=limits, limits=limits) for n in names])
-
-
-def _node() -> Node:
-    config = kubelet_config_from_dict(
-        {
-            "kind": "KubeletConfiguration",
-            "cpuManagerPolicy": "static",
-            "reservedSystemCPUs": "0",
-            "systemReserved": {"memory": "1Gi"},
-            "evictionHard": {"memory.available": "100Mi"},
-            "memoryManagerPolicy": "Static",
-            "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}],
-            "topologyManagerPolicy": "single-numa-node",
-        },
-        "<test>",
-    )
-    return Node(load_machine("dual-socket-ht"), config)
 
 
 def test_expected_machine_state_replays_blocks_in_order() -> None:
@@ -62,7 +44,7 @@ def test_cpu_metrics_recount_the_whole_state_on_allocation() -> None:
     """As upstream, the exclusive-CPU gauges are refreshed on allocation and release; each
     refresh counts the whole state, so edits made to it directly (the agent's start-up repair)
     are included from the next refresh on."""
-    node = _node()
+    node = static_node()
     assert node.admit(_guaranteed("p", "c", cpu="2")).admitted
     metrics = node.cpu_manager.metrics
     assert metrics.exclusive_cpu_allocation_count == 2
@@ -76,7 +58,7 @@ def test_cpu_metrics_recount_the_whole_state_on_allocation() -> None:
 
 
 def test_memory_stale_cleanup_keeps_containers_of_any_pod_sharing_a_uid() -> None:
-    node = _node()
+    node = static_node()
     assert node.admit(_guaranteed("p", "a", "b")).admitted
     manager = node.memory_manager
     before = {c: manager.get_memory("p", c) for c in ("a", "b")}
