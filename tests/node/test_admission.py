@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
+from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.node.admission import Node
+from numaplane.node.cpumanager.policy_static import StaticPolicy
+from numaplane.node.errors import ConfigurationError
+from numaplane.topology.discover import load_machine
 from tests.node.node_fixtures import static_node
 
 GIB = 1 << 30
@@ -55,3 +61,21 @@ def test_rejected_pod_keeps_nothing() -> None:
     assert node.cpu_manager.shared_pool() == shared
     assert _free_memory(node) == before
     assert node.pods == ()
+
+
+def test_kubelet_feature_gates_reach_the_cpu_manager() -> None:
+    """The configuration's own gates decide which CPU options are available: the alpha option
+    align-by-socket is refused until CPUManagerPolicyAlphaOptions is on."""
+    base: dict[str, object] = {
+        "kind": "KubeletConfiguration",
+        "cpuManagerPolicy": "static",
+        "reservedSystemCPUs": "0",
+        "cpuManagerPolicyOptions": {"align-by-socket": "true"},
+    }
+    machine = load_machine("dual-socket-ht")
+    with pytest.raises(ConfigurationError, match="Alpha-level Options not enabled"):
+        Node(machine, kubelet_config_from_dict(base, "<test>"))
+    gated = {**base, "featureGates": {"CPUManagerPolicyAlphaOptions": True}}
+    policy = Node(machine, kubelet_config_from_dict(gated, "<test>")).cpu_manager.policy
+    assert isinstance(policy, StaticPolicy)
+    assert policy.options.align_by_socket

@@ -22,7 +22,6 @@ from numaplane.api.quantity import Quantity
 from numaplane.cpuset import CPUSet
 from numaplane.node.cpumanager import state as cpu_state
 from numaplane.node.cpumanager.manager import CPUManager
-from numaplane.node.cpumanager.policy_options import FeatureGates as CPUFeatureGates
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.devicemanager import state as device_state
 from numaplane.node.devicemanager.manager import DeviceManager
@@ -166,10 +165,7 @@ class Node:
             reserved_cpus=reserved if len(reserved) else None,
             affinity=affinity,
             options=dict(config.cpu_manager_policy_options),
-            gates=CPUFeatureGates(
-                gates.enabled("CPUManagerPolicyAlphaOptions"),
-                gates.enabled("CPUManagerPolicyBetaOptions"),
-            ),
+            gates=gates,
             topology_manager_policy=config.topology_manager_policy,
             state=self.states.cpu,
         )

@@ -11,7 +11,7 @@ from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.numa_distributed import take_by_topology_numa_distributed
 from numaplane.node.cpumanager.policy import Policy
 from numaplane.node.cpumanager.policy_none import NonePolicy
-from numaplane.node.cpumanager.policy_options import FeatureGates, StaticPolicyOptions
+from numaplane.node.cpumanager.policy_options import FeatureGates, GateReader, StaticPolicyOptions
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.state import InMemoryState, State, StateReader
 from numaplane.node.cpumanager.topology import CPUDetails, CPUInfo, CPUTopology
@@ -26,6 +26,7 @@ __all__ = [
     "CPUSortingStrategy",
     "CPUTopology",
     "FeatureGates",
+    "GateReader",
     "InMemoryState",
     "NonePolicy",
     "Policy",

@@ -13,7 +13,7 @@ from numaplane.api.pod import Container, Pod
 from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.policy import Policy
 from numaplane.node.cpumanager.policy_none import POLICY_NONE, NonePolicy
-from numaplane.node.cpumanager.policy_options import FeatureGates
+from numaplane.node.cpumanager.policy_options import GateReader
 from numaplane.node.cpumanager.policy_static import POLICY_STATIC, StaticPolicy
 from numaplane.node.cpumanager.state import InMemoryState, State, StateReader
 from numaplane.node.cpumanager.topology import CPUTopology
@@ -33,7 +33,7 @@ def new_policy(
     reserved_cpus: CPUSet | None = None,
     affinity: AffinityReader | None = None,
     options: Mapping[str, str] | None = None,
-    gates: FeatureGates | None = None,
+    gates: GateReader | None = None,
     topology_manager_policy: str = "none",
     metrics: CPUManagerMetrics | None = None,
 ) -> Policy:
@@ -84,7 +84,7 @@ class CPUManager:
         reserved_cpus: CPUSet | None = None,
         affinity: AffinityReader | None = None,
         options: Mapping[str, str] | None = None,
-        gates: FeatureGates | None = None,
+        gates: GateReader | None = None,
         topology_manager_policy: str = "none",
         state: State | None = None,
     ) -> CPUManager:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Final
+from typing import Final, Protocol
 
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import ConfigurationError
@@ -51,9 +51,22 @@ INCOMPATIBLE_PAIRS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+ALPHA_GATE: Final = "CPUManagerPolicyAlphaOptions"
+BETA_GATE: Final = "CPUManagerPolicyBetaOptions"
+
+
+class GateReader(Protocol):
+    """Reads feature gates by name; ``numaplane.api.featuregates.FeatureGates`` is one."""
+
+    def enabled(self, name: str) -> bool:
+        """Whether gate ``name`` is on."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class FeatureGates:
-    """The two kubelet feature gates that unlock non-stable CPU policy options."""
+    """Just the two kubelet feature gates that unlock non-stable CPU policy options (for tests
+    and callers without a kubelet configuration; any ``GateReader`` will do)."""
 
     cpu_manager_policy_alpha_options: bool = False
     cpu_manager_policy_beta_options: bool = True
@@ -63,17 +76,25 @@ class FeatureGates:
         """Both gates on (what upstream unit tests run with)."""
         return cls(True, True)
 
+    def enabled(self, name: str) -> bool:
+        """``GateReader``: the two gates by their kubelet names (others are off)."""
+        if name == ALPHA_GATE:
+            return self.cpu_manager_policy_alpha_options
+        if name == BETA_GATE:
+            return self.cpu_manager_policy_beta_options
+        return False
 
-def check_policy_option_available(option: str, gates: FeatureGates) -> None:
+
+def check_policy_option_available(option: str, gates: GateReader) -> None:
     """Raise ``ConfigurationError`` unless ``option`` is known and its gate is on."""
     maturity = OPTION_MATURITY.get(option)
     if maturity is None:
         raise ConfigurationError(f'unknown CPU Manager Policy option: "{option}"')
-    if maturity is Maturity.ALPHA and not gates.cpu_manager_policy_alpha_options:
+    if maturity is Maturity.ALPHA and not gates.enabled(ALPHA_GATE):
         raise ConfigurationError(
             f'CPU Manager Policy Alpha-level Options not enabled, but option "{option}" provided'
         )
-    if maturity is Maturity.BETA and not gates.cpu_manager_policy_beta_options:
+    if maturity is Maturity.BETA and not gates.enabled(BETA_GATE):
         raise ConfigurationError(
             f'CPU Manager Policy Beta-level Options not enabled, but option "{option}" provided'
         )
@@ -116,7 +137,7 @@ class StaticPolicyOptions:
 
     @classmethod
     def parse(
-        cls, options: Mapping[str, str] | None, gates: FeatureGates | None = None
+        cls, options: Mapping[str, str] | None, gates: GateReader | None = None
     ) -> StaticPolicyOptions:
         """Upstream ``NewStaticPolicyOptions``: check, parse and cross-check every option.
 

@@ -31,7 +31,7 @@ from numaplane.node.cpumanager.metrics import (
     CPUManagerMetrics,
 )
 from numaplane.node.cpumanager.numa_distributed import take_by_topology_numa_distributed
-from numaplane.node.cpumanager.policy_options import FeatureGates, StaticPolicyOptions
+from numaplane.node.cpumanager.policy_options import GateReader, StaticPolicyOptions
 from numaplane.node.cpumanager.state import State, StateReader
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import ConfigurationError, NodeError
@@ -66,7 +66,7 @@ class StaticPolicy:
         affinity: AffinityReader | None = None,
         options: Mapping[str, str] | StaticPolicyOptions | None = None,
         *,
-        gates: FeatureGates | None = None,
+        gates: GateReader | None = None,
         topology_manager_policy: str = "none",
         metrics: CPUManagerMetrics | None = None,
     ) -> None:
