@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar
 
 from numaplane.errors import NumaplaneError
+from numaplane.node.gocodec import go_percent_q
 
 # -- errors ----------------------------------------------------------------------------------
 
@@ -252,3 +253,12 @@ class PolicyCheckpointedState(CheckpointedState[_C]):
                 cause, hint=cls._restore_hint(path), source=str(path)
             ) from exc
         return opened
+
+
+def drain_hint(manager: str, path: str) -> str:
+    """The kubelet's advice when a manager's checkpoint is unusable (``manager``: "CPU manager",
+    "memory manager"), naming the file as Go's ``%q`` does."""
+    return (
+        f"please drain this node and delete the {manager} checkpoint file "
+        f"{go_percent_q(path)} before restarting Kubelet"
+    )

@@ -13,12 +13,7 @@ from collections.abc import Mapping, Sequence
 from itertools import product
 
 from numaplane.node.memorymanager.state import NUMANodeMap
-from numaplane.node.memorymanager.topology_hints import (
-    ReusableLookup,
-    _respects_grouping,
-    _table_sums,
-)
-from numaplane.node.topologymanager.bitmask import bit_mask_subsets
+from numaplane.node.memorymanager.topology_hints import ReusableLookup, list_hints
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy import HintMerger, merge_permutation
@@ -53,32 +48,6 @@ def calculate_memory_hints(
     requests: Mapping[str, int],
     reusable: ReusableLookup | None = None,
 ) -> dict[str, list[TopologyHint]]:
-    """Upstream ``calculateHints`` mask by mask (``IterateBitMasks`` order)."""
-    node_ids = sorted(machine_state)
-    min_affinity_size = len(node_ids)
-    found: list[TopologyHint] = []
-    for mask in bit_mask_subsets(node_ids):
-        bits = mask.bits
-        if any(_table_sums(machine_state, bits, r)[1] < size for r, size in requests.items()):
-            continue
-        min_affinity_size = min(min_affinity_size, mask.count())
-        if not _respects_grouping(machine_state, bits):
-            continue
-        if any(
-            _table_sums(machine_state, bits, r)[0]
-            + (reusable(mask, r) if reusable is not None else 0)
-            < size
-            for r, size in requests.items()
-        ):
-            continue
-        found.append(TopologyHint(mask, False))
-    if not found:
-        return {}
-    return {
-        resource: [
-            TopologyHint(h.numa_affinity, h.numa_affinity.count() == min_affinity_size)
-            for h in found
-            if h.numa_affinity is not None
-        ]
-        for resource in requests
-    }
+    """Upstream ``calculateHints`` mask by mask (``IterateBitMasks`` order): the memory
+    manager's own listed definition, ``topology_hints.list_hints``."""
+    return list_hints(machine_state, requests, reusable)

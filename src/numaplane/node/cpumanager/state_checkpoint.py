@@ -15,23 +15,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from numaplane.node.checkpoint import PolicyCheckpointedState
+from numaplane.node.checkpoint import PolicyCheckpointedState, drain_hint
 from numaplane.node.cpumanager.checkpoint import (
     CPU_MANAGER_CHECKPOINT,
     checkpoint_of,
     restore_state,
 )
 from numaplane.node.cpumanager.state import ContainerCPUAssignments, InMemoryState
-from numaplane.node.gocodec import go_percent_q
 from numaplane.topology.cpuset import CPUSet
 
 
 def restore_hint(path: Path) -> str:
     """What the kubelet tells the operator to do when the CPU manager checkpoint is unusable."""
-    return (
-        "please drain this node and delete the CPU manager checkpoint file "
-        f"{go_percent_q(str(path))} before restarting Kubelet"
-    )
+    return drain_hint("CPU manager", str(path))
 
 
 class CheckpointState(PolicyCheckpointedState[InMemoryState]):

@@ -23,6 +23,7 @@ from numaplane.node.checkpoint import (
     CheckpointError,
     CheckpointRestoreError,
     CorruptCheckpointError,
+    drain_hint,
 )
 from numaplane.node.gocodec import (
     CHECKSUM,
@@ -393,10 +394,7 @@ def restore_state(
                 f"checkpoint policy {go_percent_q(checkpoint.policy_name)}"
             )
     except CheckpointError as exc:
-        hint = (
-            "please drain this node and delete the memory manager checkpoint file "
-            f"{go_percent_q(source)} before restarting Kubelet"
-        )
+        hint = drain_hint("memory manager", source)
         raise CheckpointRestoreError(str(exc), hint=hint, source=source) from exc
     pods = checkpoint.pod_entries if pod_level_resource_managers else {}
     return RestoredMemoryState(checkpoint.machine_state, checkpoint.entries, pods)

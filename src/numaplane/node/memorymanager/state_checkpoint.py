@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from numaplane.node.checkpoint import PolicyCheckpointedState
-from numaplane.node.gocodec import go_percent_q
+from numaplane.node.checkpoint import PolicyCheckpointedState, drain_hint
 from numaplane.node.memorymanager import checkpoint as codec
 from numaplane.node.memorymanager import state
 from numaplane.node.memorymanager.checkpoint import (
@@ -36,10 +35,7 @@ from numaplane.node.memorymanager.state import (
 
 def restore_hint(path: Path) -> str:
     """What the kubelet tells the operator to do when the memory checkpoint is unusable."""
-    return (
-        "please drain this node and delete the memory manager checkpoint file "
-        f"{go_percent_q(str(path))} before restarting Kubelet"
-    )
+    return drain_hint("memory manager", str(path))
 
 
 # -- conversion between the codec's values and the state's ----------------------------------

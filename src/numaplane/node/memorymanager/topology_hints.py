@@ -104,6 +104,16 @@ def calculate_hints(
         from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
 
         return memory_hint_sets(machine_state, requests, reusable, reusable_masks or ())
+    return list_hints(machine_state, requests, reusable)
+
+
+def list_hints(
+    machine_state: NUMANodeMap,
+    requests: Mapping[str, int],
+    reusable: ReusableLookup | None = None,
+) -> dict[str, list[TopologyHint]]:
+    """``calculate_hints`` by definition: every mask visited and listed (``IterateBitMasks``
+    order). The reference the rule-based answer is tested against; exponential in NUMA nodes."""
     node_ids = sorted(machine_state)
     min_affinity_size = len(node_ids)
     hints: dict[str, list[TopologyHint]] = {}
