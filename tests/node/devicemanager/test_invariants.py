@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from numaplane.api.pod import Container, Pod
@@ -90,6 +90,21 @@ def check_holders(manager: DeviceManager, pods: dict[str, Pod]) -> None:
     hint_nodes=st.dictionaries(
         st.sampled_from(["init0", "init1", "app0", "app1", "app2"]), hint_st
     ),
+)
+# Re-admitting a pod after removing one of its app containers once re-offered the init
+# container's device for reuse although another app already held it (two apps on one device).
+@example(
+    devices=[None, None],
+    specs=[([(1, False)], [1, 1]), ([], [0])],
+    ops=[
+        Op(kind="step", pod=0, index=0, healthy=False),
+        Op(kind="allocate", pod=1, index=0, healthy=False),
+        Op(kind="step", pod=0, index=0, healthy=False),
+        Op(kind="allocate", pod=0, index=0, healthy=False),
+        Op(kind="remove_container", pod=0, index=1, healthy=False),
+        Op(kind="allocate", pod=0, index=0, healthy=False),
+    ],
+    hint_nodes={},
 )
 def test_allocation_laws(
     devices: list[tuple[int, ...] | None],

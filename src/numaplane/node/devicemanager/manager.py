@@ -134,9 +134,22 @@ class DeviceManager:
         for resource, allocation in held.items():
             current = reuse.get(resource, frozenset())
             if offers:
-                reuse[resource] = current | allocation.device_ids
+                # A device an app or sidecar of this pod already holds is not on offer again
+                # (only possible when numaplane re-admits part of a pod after remove_container).
+                kept = self._held_by_long_running(pod, resource)
+                reuse[resource] = current | (allocation.device_ids - kept)
             else:
                 reuse[resource] = current - allocation.device_ids
+
+    def _held_by_long_running(self, pod: Pod, resource: str) -> frozenset[str]:
+        held: set[str] = set()
+        for c in pod.all_containers():
+            regular_init = any(i.name == c.name for i in pod.init_containers) and not (
+                c.is_restartable
+            )
+            if not regular_init:
+                held.update(self._state.container_devices(pod.uid, c.name, resource) or ())
+        return frozenset(held)
 
     def _allocate_container(
         self, pod: Pod, container: Container, reuse: Mapping[str, frozenset[str]]
