@@ -4,14 +4,28 @@ The kernel (``/sys/devices/system/cpu/online``, ``cpuset.cpus``) and the kubelet
 write CPU sets as comma-separated ids and inclusive ranges: ``0-3,8,10-11``. ``CPUSet.parse``
 reads exactly that (the empty string is the empty set) and ``str`` writes the canonical form
 back, so ``str(CPUSet.parse(s))`` is ``s`` for every canonical ``s``.
+
+A set of ids below ``MASK_LIMIT`` (every real machine's) is held as an integer bitmask (bit
+``i`` for CPU ``i``): the set algebra the CPU manager does per admission is then a few integer
+operations instead of hashing every id. A set naming a larger id (only hand-written input can)
+is held as a ``frozenset``, so no id can make a huge integer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import compress
 from typing import Final
 
 from numaplane.errors import NumaplaneError
+
+MASK_LIMIT: Final = 1 << 16
+"""Sets whose ids are all below this are bitmasks; others fall back to a ``frozenset``."""
+
+# ``(1).__lshift__`` maps an id to its bit in C: ``sum(map(_BIT, ids))`` is the mask of ids.
+_BIT: Final = (1).__lshift__
+# Turns ``bin()``'s ASCII digits into 0/1 bytes, the selectors of ``itertools.compress``.
+_BINARY_DIGITS: Final = bytes.maketrans(b"01", b"\x00\x01")
 
 
 class CPUSetParseError(NumaplaneError, ValueError):
@@ -24,26 +38,33 @@ class CPUSet:
     Iteration is in ascending order. Set algebra returns new sets; nothing mutates.
     """
 
-    __slots__ = ("_ids", "_sorted")
+    __slots__ = ("_ids", "_mask", "_sorted")
 
-    _ids: frozenset[int]
+    # Invariant: ``_mask`` is None exactly when some id is >= MASK_LIMIT, and then ``_ids``
+    # is set; otherwise ``_ids`` and ``_sorted`` are derived from the mask on first use.
+    _ids: frozenset[int] | None
+    _mask: int | None
     _sorted: tuple[int, ...] | None
 
     def __init__(self, ids: Iterable[int] = ()) -> None:
+        if type(ids) is CPUSet:
+            _init(self, ids._ids, ids._mask, ids._sorted)
+            return
         frozen = ids if type(ids) is frozenset else frozenset(ids)
+        mask: int | None = 0
         if frozen:
             _check_ids(frozen)
-        _set_ids(self, frozen)
-        # Sorted on first use: most sets built by set algebra are only tested and combined.
-        _set_sorted(self, None)
+            mask = sum(map(_BIT, frozen)) if max(frozen) < MASK_LIMIT else None
+        _init(self, frozen, mask, None)
 
     @classmethod
-    def _of(cls, ids: frozenset[int]) -> CPUSet:
-        # A set whose ids are already known valid (a subset or union of CPUSets).
-        cpus = object.__new__(cls)
-        _set_ids(cpus, ids)
-        _set_sorted(cpus, None)
-        return cpus
+    def from_mask(cls, mask: int) -> CPUSet:
+        """The set whose ids are the set bits of ``mask`` (bit ``i`` is CPU ``i``)."""
+        if mask < 0:
+            raise CPUSetParseError(f"a CPU mask must be non-negative, got {mask}")
+        if mask.bit_length() > MASK_LIMIT:
+            return cls(_bits(mask))
+        return _of_mask(mask)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("CPUSet is immutable")
@@ -80,27 +101,50 @@ class CPUSet:
         """The CPUs ``start`` .. ``stop - 1`` (like ``range``)."""
         return cls(range(start, stop))
 
+    # -- representation -------------------------------------------------------------------
+
+    def mask(self) -> int | None:
+        """The bitmask of the set (bit ``i`` for CPU ``i``); None when an id is too large."""
+        return self._mask
+
+    def _frozen(self) -> frozenset[int]:
+        ids = self._ids
+        if ids is None:
+            ids = frozenset(self.sorted())
+            object.__setattr__(self, "_ids", ids)
+        return ids
+
     # -- set protocol ---------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.sorted())
 
     def __len__(self) -> int:
-        return len(self._ids)
+        mask = self._mask
+        if mask is not None:
+            return mask.bit_count()
+        return len(self._frozen())
 
     def __contains__(self, cpu: object) -> bool:
-        return cpu in self._ids
+        mask = self._mask
+        if mask is not None and type(cpu) is int:
+            return cpu >= 0 and (mask >> cpu) & 1 == 1
+        return cpu in self._frozen()
 
     def __bool__(self) -> bool:
-        return bool(self._ids)
+        return self._mask != 0
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CPUSet):
-            return self._ids == other._ids
+            if self._mask is not None or other._mask is not None:
+                return self._mask == other._mask
+            return self._frozen() == other._frozen()
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._ids)
+        # Equal sets share a representation (the invariant), so either hash is consistent.
+        mask = self._mask
+        return hash(mask) if mask is not None else hash(self._frozen())
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
@@ -109,62 +153,94 @@ class CPUSet:
         return format_cpu_list(self.sorted())
 
     def __or__(self, other: CPUSet) -> CPUSet:
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return _of_mask(a | b)
         return self.union(other)
 
     def __and__(self, other: CPUSet) -> CPUSet:
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return _of_mask(a & b)
         return self.intersection(other)
 
     def __sub__(self, other: CPUSet) -> CPUSet:
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return _of_mask(a & ~b)
         return self.difference(other)
 
     def __xor__(self, other: CPUSet) -> CPUSet:
-        return CPUSet._of(self._ids ^ other._ids)
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return _of_mask(a ^ b)
+        return CPUSet(self._frozen() ^ other._frozen())
 
     def __le__(self, other: CPUSet) -> bool:
-        return self._ids <= other._ids
+        return self.is_subset_of(other)
 
     def __lt__(self, other: CPUSet) -> bool:
-        return self._ids < other._ids
+        return self.is_subset_of(other) and self != other
 
     def __ge__(self, other: CPUSet) -> bool:
-        return self._ids >= other._ids
+        return other.is_subset_of(self)
 
     def __gt__(self, other: CPUSet) -> bool:
-        return self._ids > other._ids
+        return other.is_subset_of(self) and self != other
 
     # -- algebra --------------------------------------------------------------------------
 
     def union(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set or any of ``others``."""
-        ids = [o._ids for o in others if isinstance(o, CPUSet)]
-        if len(ids) == len(others):
-            # A union of valid sets is valid.
-            return CPUSet._of(self._ids.union(*ids))
-        return CPUSet(self._ids.union(*others))
+        mask = self._mask
+        masks = _masks_of(others)
+        if mask is None or masks is None:
+            return CPUSet(self._frozen().union(*map(_as_ids, others)))
+        for other in masks:
+            mask |= other
+        return self if mask == self._mask else _of_mask(mask)
 
     def intersection(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set and in every one of ``others``."""
-        # A subset of a valid set is valid.
-        return CPUSet._of(self._ids.intersection(*others))
+        mask = self._mask
+        masks = _masks_of(others)
+        if mask is None or masks is None:
+            return CPUSet(self._frozen().intersection(*map(_as_ids, others)))
+        for other in masks:
+            mask &= other
+        return self if mask == self._mask else _of_mask(mask)
 
     def difference(self, *others: Iterable[int]) -> CPUSet:
         """CPUs in this set and in none of ``others``."""
-        return CPUSet._of(self._ids.difference(*others))
+        mask = self._mask
+        masks = _masks_of(others)
+        if mask is None or masks is None:
+            return CPUSet(self._frozen().difference(*map(_as_ids, others)))
+        for other in masks:
+            mask &= ~other
+        return self if mask == self._mask else _of_mask(mask)
 
     def is_subset_of(self, other: CPUSet) -> bool:
         """Whether every CPU of this set is in ``other``."""
-        return self._ids <= other._ids
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return a & ~b == 0
+        return self._frozen() <= other._frozen()
 
     def is_disjoint(self, other: CPUSet) -> bool:
         """Whether no CPU is in both sets."""
-        return self._ids.isdisjoint(other._ids)
+        a, b = self._mask, other._mask
+        if a is not None and b is not None:
+            return a & b == 0
+        return self._frozen().isdisjoint(other._frozen())
 
     def sorted(self) -> tuple[int, ...]:
         """The ids in ascending order."""
         ordered = self._sorted
         if ordered is None:
-            ordered = tuple(sorted(self._ids))
-            _set_sorted(self, ordered)
+            mask = self._mask
+            ordered = _bits(mask) if mask is not None else tuple(sorted(self._frozen()))
+            object.__setattr__(self, "_sorted", ordered)
         return ordered
 
     def to_list(self) -> list[int]:
@@ -173,17 +249,57 @@ class CPUSet:
 
     def min(self) -> int:
         """The smallest id; ``ValueError`` on the empty set."""
-        if not self._ids:
+        mask = self._mask
+        if mask is None:
+            return min(self._frozen())
+        if not mask:
             raise ValueError("min() of an empty CPUSet")
-        return min(self._ids)
+        return (mask & -mask).bit_length() - 1
 
 
-def _set_ids(cpus: CPUSet, ids: frozenset[int]) -> None:
-    object.__setattr__(cpus, "_ids", ids)
+def _init(
+    cpus: CPUSet, ids: frozenset[int] | None, mask: int | None, ordered: tuple[int, ...] | None
+) -> None:
+    setattr_ = object.__setattr__
+    setattr_(cpus, "_ids", ids)
+    setattr_(cpus, "_mask", mask)
+    setattr_(cpus, "_sorted", ordered)
 
 
-def _set_sorted(cpus: CPUSet, ordered: tuple[int, ...] | None) -> None:
-    object.__setattr__(cpus, "_sorted", ordered)
+def _of_mask(mask: int) -> CPUSet:
+    # A set from a non-negative mask of a valid set (ids stay below MASK_LIMIT).
+    cpus = object.__new__(CPUSet)
+    _init(cpus, None, mask, None)
+    return cpus
+
+
+def _masks_of(others: tuple[Iterable[int], ...]) -> list[int] | None:
+    # The masks of ``others`` when all are CPUSets held as masks, else None.
+    masks: list[int] = []
+    for other in others:
+        if not isinstance(other, CPUSet) or other._mask is None:
+            return None
+        masks.append(other._mask)
+    return masks
+
+
+def _as_ids(other: Iterable[int]) -> Iterable[int]:
+    return other._frozen() if isinstance(other, CPUSet) else other
+
+
+def _bits(mask: int) -> tuple[int, ...]:
+    """Set bits of ``mask``, ascending."""
+    if mask.bit_count() <= 8:
+        # Few bits: peel the lowest one at a time.
+        out: list[int] = []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return tuple(out)
+    # Many bits: select positions by the binary digits, least significant first, all in C.
+    digits = bin(mask)[:1:-1].encode("ascii").translate(_BINARY_DIGITS)
+    return tuple(compress(range(len(digits)), digits))
 
 
 def _check_ids(ids: frozenset[int]) -> None:

@@ -79,3 +79,38 @@ def test_kubelet_feature_gates_reach_the_cpu_manager() -> None:
     policy = Node(machine, kubelet_config_from_dict(gated, "<test>")).cpu_manager.policy
     assert isinstance(policy, StaticPolicy)
     assert policy.options.align_by_socket
+
+
+def test_active_pods_follow_admissions_and_releases() -> None:
+    """The remembered active pods (and uids) the managers' stale-state cleanups read equal a
+    recomputation after every admission, rejection and release, and count the pod under
+    admission while it is admitted."""
+    node = static_node()
+    seen: list[tuple[tuple[str, ...], frozenset[str]]] = []
+    original = node.memory_manager.remove_stale_state
+
+    def spy(active_pods: object) -> None:
+        seen.append((tuple(p.uid for p in node._active_pods()), node._active_pod_uids()))
+        original(active_pods)  # type: ignore[arg-type]
+
+    node.memory_manager.remove_stale_state = spy  # type: ignore[method-assign]
+
+    def check() -> None:
+        uids = tuple(p.uid for p in node.pods)
+        assert tuple(p.uid for p in node._active_pods()) == uids
+        assert node._active_pod_uids() == frozenset(uids)
+
+    one = {"cpu": "1", "memory": "1Gi"}
+    huge = {"cpu": "64", "memory": "1Gi"}
+    for uid, size in [("a", one), ("b", one), ("too-big", huge), ("c", one)]:
+        seen.clear()
+        node.admit(Pod.of(uid, containers=[Container.of("app", requests=size, limits=size)]))
+        assert seen
+        for ordered, uids in seen:
+            assert ordered[-1] == uid
+            assert uids == frozenset(ordered)
+        check()
+    assert [p.uid for p in node.pods] == ["a", "b", "c"]
+    node.release("b")
+    check()
+    assert [p.uid for p in node._active_pods()] == ["a", "c"]

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from numaplane.cpuset import MASK_LIMIT
 from numaplane.topology.cpuset import CPUSet, CPUSetParseError, format_cpu_list
 
 ids = st.frozensets(st.integers(0, 300), max_size=40)
@@ -83,3 +84,60 @@ def test_parse(case: Parse) -> None:
 def test_format_examples() -> None:
     assert format_cpu_list([0, 1, 2, 4, 6, 7]) == "0-2,4,6-7"
     assert str(CPUSet.range(0, 1)) == "0"
+
+
+# -- representation: bitmask for ordinary ids, frozenset once an id is too large ---------------
+
+mixed_ids = st.frozensets(
+    st.one_of(st.integers(0, 300), st.integers(MASK_LIMIT - 2, MASK_LIMIT + 2)), max_size=20
+)
+
+
+@given(mixed_ids, mixed_ids)
+def test_algebra_agrees_with_frozenset_in_both_representations(
+    a: frozenset[int], b: frozenset[int]
+) -> None:
+    x, y = CPUSet(a), CPUSet(b)
+    assert list(x | y) == sorted(a | b)
+    assert list(x & y) == sorted(a & b)
+    assert list(x - y) == sorted(a - b)
+    assert list(x ^ y) == sorted(a ^ b)
+    assert list(x.union(b)) == sorted(a | b)
+    assert list(x.intersection(b)) == sorted(a & b)
+    assert list(x.difference(b)) == sorted(a - b)
+    assert (x <= y) == (a <= b)
+    assert (x < y) == (a < b)
+    assert (x >= y) == (a >= b)
+    assert x.is_disjoint(y) == a.isdisjoint(b)
+    assert len(x) == len(a)
+    assert bool(x) == bool(a)
+    assert (x == y) == (a == b)
+    if a == b:
+        assert hash(x) == hash(y)
+    if a:
+        assert x.min() == min(a)
+    for cpu in (0, 1, 299, MASK_LIMIT, MASK_LIMIT + 1, -1):
+        assert (cpu in x) == (cpu in a)
+
+
+@given(ids)
+def test_from_mask_round_trips(values: frozenset[int]) -> None:
+    s = CPUSet(values)
+    assert s.mask() == sum(1 << v for v in values)
+    assert CPUSet.from_mask(sum(1 << v for v in values)) == s
+
+
+def test_large_ids_stay_a_frozenset() -> None:
+    big = CPUSet([3, 10**12])
+    assert big.mask() is None
+    assert list(big | CPUSet([1])) == [1, 3, 10**12]
+    assert CPUSet.from_mask(1 << MASK_LIMIT).mask() is None
+    with pytest.raises(CPUSetParseError):
+        CPUSet.from_mask(-1)
+
+
+def test_membership_of_non_ints_is_the_frozensets() -> None:
+    s = CPUSet([1, 2])
+    assert True in s
+    assert 2.0 in s
+    assert "1" not in s

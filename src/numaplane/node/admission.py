@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from numaplane.api.kubeletconfig import KubeletConfiguration
@@ -142,6 +143,10 @@ class Node:
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
         self._admitting: Pod | None = None
+        # What ``_active_pods`` answers, remembered until the admitted pods or the pod under
+        # admission change: both managers' stale-state cleanups ask for every container.
+        self._active: tuple[Pod, ...] | None = None
+        self._active_uids: frozenset[str] | None = None
         # The predicate's bookkeeping, in the scheduler's integer units (millicores for CPU,
         # whole units otherwise): requests of admitted pods, and allocatable of the resources
         # that do not change while the node runs (everything but devices).
@@ -182,7 +187,7 @@ class Node:
             machine.numa_ids or (0,),
             affinity,
             state=self.states.devices,
-            active_pods=lambda: [p.uid for p in self._active_pods()],
+            active_pods=self._active_pod_uids,
         )
         for source in device_sources:
             self.device_manager.add_source(source)
@@ -253,11 +258,11 @@ class Node:
         """Run the kubelet's admission for ``pod``; on success the pod holds its resources."""
         if pod.uid in self._pods:
             raise PodAlreadyAdmittedError(f"pod {pod.key} (uid {pod.uid}) is already admitted")
-        self._admitting = pod
+        self._set_admitting(pod)
         try:
             topology = self.topology_manager.admit(pod)
         finally:
-            self._admitting = None
+            self._set_admitting(None)
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
         requests: dict[str, int] | None = None
@@ -270,8 +275,9 @@ class Node:
         if not admitted:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
-        self._pods[pod.uid] = pod
+        self._add_pod(pod)
         self._account(pod, requests)
+        init_names = _init_names(pod)
         return Admission(
             pod.name,
             pod.namespace,
@@ -280,24 +286,45 @@ class Node:
             None,
             None,
             topology,
-            tuple(self.placement(pod, c.name) for c in pod.all_containers()),
+            tuple(self._placement(pod, c.name, init_names) for c in pod.all_containers()),
         )
 
-    def _active_pods(self) -> list[Pod]:
-        pods = list(self._pods.values())
-        if self._admitting is not None:
-            pods.append(self._admitting)
-        return pods
+    def _active_pods(self) -> tuple[Pod, ...]:
+        active = self._active
+        if active is None:
+            active = tuple(self._pods.values())
+            if self._admitting is not None:
+                active += (self._admitting,)
+            self._active = active
+        return active
+
+    def _active_pod_uids(self) -> frozenset[str]:
+        uids = self._active_uids
+        if uids is None:
+            uids = frozenset(self._pods)  # admitted pods are keyed by uid
+            if self._admitting is not None:
+                uids = uids | {self._admitting.uid}
+            self._active_uids = uids
+        return uids
+
+    def _set_admitting(self, pod: Pod | None) -> None:
+        self._admitting = pod
+        self._active = self._active_uids = None
+
+    def _add_pod(self, pod: Pod) -> None:
+        self._pods[pod.uid] = pod
+        self._active = self._active_uids = None
 
     def adopt(self, pod: Pod) -> None:
         """Count ``pod`` as admitted without allocating: its resources are already in the
         restored state (a state directory or checkpoints read back after a restart)."""
-        self._pods[pod.uid] = pod
+        self._add_pod(pod)
         self._account(pod)
 
     def release(self, pod_uid: str) -> Pod:
         """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
         pod = self._pods.pop(pod_uid)
+        self._active = self._active_uids = None
         for name, amount in self._requests.pop(pod_uid, {}).items():
             self._used[name] -= amount
         self._release_containers(pod)
@@ -305,28 +332,27 @@ class Node:
 
     def placement(self, pod: Pod, container_name: str) -> ContainerPlacement:
         """What a container of an admitted pod holds now."""
+        return self._placement(pod, container_name, _init_names(pod))
+
+    def _placement(
+        self, pod: Pod, container_name: str, init_names: frozenset[str]
+    ) -> ContainerPlacement:
         container = pod.container(container_name)
-        init_names = {c.name for c in pod.init_containers}
-        store = self.topology_manager.store
-        affinity = (
-            store.get_affinity(pod.uid, container_name)
-            if store.has_affinity(pod.uid, container_name)
-            else None
-        )
-        blocks = self.memory_manager.get_memory(pod.uid, container_name) or ()
-        memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
-        numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
-        devices = self.device_manager.container_devices(pod.uid, container_name)
+        uid = pod.uid
+        affinity = self.topology_manager.store.find_affinity(uid, container_name)
+        blocks = self.memory_manager.get_memory(uid, container_name)
+        memory, numa = _memory_views(blocks) if blocks else ((), None)
+        devices = self.device_manager.container_devices(uid, container_name)
         return ContainerPlacement(
-            name=container_name,
-            init=container_name in init_names,
-            restartable=container.is_restartable,
-            affinity=affinity,
-            exclusive_cpus=self.cpu_manager.exclusive_cpus(pod.uid, container_name),
-            cpus=self.cpu_manager.cpu_affinity(pod.uid, container_name),
-            memory=memory,
-            memory_numa_nodes=None if numa is None else tuple(numa),
-            devices={r: tuple(sorted(ids)) for r, ids in sorted(devices.items())},
+            container_name,
+            container_name in init_names,
+            container.is_restartable,
+            affinity,
+            self.cpu_manager.exclusive_cpus(uid, container_name),
+            self.cpu_manager.cpu_affinity(uid, container_name),
+            memory,
+            numa,
+            {r: tuple(sorted(ids)) for r, ids in sorted(devices.items())} if devices else {},
         )
 
     def _release_containers(self, pod: Pod) -> None:
@@ -367,6 +393,24 @@ class Node:
                     f"used: {used}, capacity: {cap}",
                 )
         return None
+
+
+def _init_names(pod: Pod) -> frozenset[str]:
+    return frozenset([c.name for c in pod.init_containers]) if pod.init_containers else _NO_NAMES
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+# Blocks are immutable values and a few shapes repeat across containers (one block per
+# requested resource on one node): their views are shared.
+@lru_cache(maxsize=1024)
+def _memory_views(
+    blocks: tuple[memory_state.Block, ...],
+) -> tuple[tuple[MemoryBlockView, ...], tuple[int, ...] | None]:
+    memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
+    numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
+    return memory, None if numa is None else tuple(numa)
 
 
 def _units(resource: str, amount: Quantity) -> int:

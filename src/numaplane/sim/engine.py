@@ -16,6 +16,7 @@ import heapq
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from numaplane.api.pod import Pod
 from numaplane.errors import InputError, NumaplaneError
@@ -42,6 +43,8 @@ MAX_TIMELINE_POINTS = 1000
 
 Progress = Callable[[int], None]
 """Called with the number of events just processed (for a progress bar)."""
+
+_Point = TypeVar("_Point")
 
 _PHASE_FIRST = 0  # ends and device health changes
 _PHASE_ARRIVE = 1
@@ -163,7 +166,9 @@ class _Run:
         self.aligned = 0
         self.counted = 0
         self.admit_seconds: list[float] = []
-        self.timeline: list[TimelinePoint] = []
+        # ``(t, admitted pods, exclusive CPUs, memory bytes)``: points are built only for the
+        # (thinned) timeline the result keeps.
+        self.timeline: list[tuple[float, int, int, int]] = []
         arrivals = [e.pod for e in trace.events if e.type == ARRIVE and e.pod is not None]
         pod_scope = config.config.topology_manager_scope == "pod"
         static = config.config.cpu_manager_policy == "static"
@@ -176,17 +181,26 @@ class _Run:
         self._peak_utilization: dict[str, NumaUse] = {}
 
     def run(self, progress: Progress | None) -> RunResult:
-        queue: list[tuple[float, int, int, int]] = []
+        # Events are taken in (time, phase, sequence) order: the trace's own events sorted once,
+        # merged with a heap of the lifetime ends scheduled on the way (a few per live pod), so
+        # each step costs a look at two heads rather than a pop from a heap of every event.
         events = self.trace.events
-        for index, event in enumerate(events):
-            phase = _PHASE_ARRIVE if event.type == ARRIVE else _PHASE_FIRST
-            queue.append((event.t, phase, index, -1))
-        heapq.heapify(queue)
+        order = sorted(
+            (event.t, _PHASE_ARRIVE if event.type == ARRIVE else _PHASE_FIRST, index, -1)
+            for index, event in enumerate(events)
+        )
+        scheduled: list[tuple[float, int, int, int]] = []
         ends: list[str] = []  # scheduled lifetime ends, by pod key
         sequence = len(events)
+        position = 0
+        count = len(order)
         current: float | None = None
-        while queue:
-            t, _, seq, end_index = heapq.heappop(queue)
+        while position < count or scheduled:
+            if scheduled and (position == count or scheduled[0] < order[position]):
+                t, _, seq, end_index = heapq.heappop(scheduled)
+            else:
+                t, _, seq, end_index = order[position]
+                position += 1
             if current is not None and t != current:
                 self._sample(current)
             current = t
@@ -197,10 +211,10 @@ class _Run:
                 if event.type == ARRIVE:
                     assert event.pod is not None
                     if self._arrive(event.pod, event.template) and event.lifetime is not None:
-                        ends.append(event.pod.key)
                         heapq.heappush(
-                            queue, (t + event.lifetime, _PHASE_FIRST, sequence, len(ends) - 1)
+                            scheduled, (t + event.lifetime, _PHASE_FIRST, sequence, len(ends))
                         )
+                        ends.append(event.pod.key)
                         sequence += 1
                 elif event.type == END:
                     assert event.pod_key is not None
@@ -299,15 +313,13 @@ class _Run:
     # -- measures -------------------------------------------------------------------------
 
     def _sample(self, t: float) -> None:
-        point = TimelinePoint(t, len(self.running), self.exclusive_cpus, self.memory_bytes)
-        last = self.timeline[-1] if self.timeline else None
-        if last is not None and (
-            last.admitted_pods,
-            last.exclusive_cpus,
-            last.memory_bytes,
-        ) == (point.admitted_pods, point.exclusive_cpus, point.memory_bytes):
-            return
-        self.timeline.append(point)
+        timeline = self.timeline
+        pods, cpus, memory = len(self.running), self.exclusive_cpus, self.memory_bytes
+        if timeline:
+            _, last_pods, last_cpus, last_memory = timeline[-1]
+            if last_pods == pods and last_cpus == cpus and last_memory == memory:
+                return
+        timeline.append((t, pods, cpus, memory))
 
     def _measure_stranded(self) -> None:
         if self.smallest is None:
@@ -328,7 +340,9 @@ class _Run:
             admitted=self.admitted,
             rejected=sum(self.rejected_by_reason.values()),
             rejected_by_reason=dict(sorted(self.rejected_by_reason.items())),
-            timeline=_thin(self.timeline, MAX_TIMELINE_POINTS),
+            timeline=tuple(
+                TimelinePoint(*point) for point in _thin(self.timeline, MAX_TIMELINE_POINTS)
+            ),
             numa_utilization=utilization,
             stranded_cpus=self.stranded,
             alignment=self.aligned / self.counted if self.counted else 1.0,
@@ -336,7 +350,7 @@ class _Run:
         )
 
 
-def _thin(points: Sequence[TimelinePoint], limit: int) -> tuple[TimelinePoint, ...]:
+def _thin(points: Sequence[_Point], limit: int) -> tuple[_Point, ...]:
     if len(points) <= limit:
         return tuple(points)
     step = (len(points) - 1) / (limit - 1)

@@ -31,6 +31,17 @@ def test_histogram_buckets_are_cumulative_and_inclusive() -> None:
     assert metrics.admission_duration_ms.count == 2
 
 
+def test_histogram_counts_every_observation_at_or_below_each_bound() -> None:
+    """Each bucket counts the observations <= its bound, whatever their order."""
+    metrics = TopologyManagerMetrics()
+    values = [0.0, 0.05, 0.051, 3.2, 3.3, 819.2, 900.0, 0.2, 12.8, 0.01]
+    for value in values:
+        metrics.admission_duration_ms.observe(value)
+    expected = [sum(v <= bound for v in values) for bound in DURATION_BUCKETS_MS]
+    assert metrics.admission_duration_ms.bucket_counts == expected
+    assert metrics.admission_duration_ms.sum == pytest.approx(sum(values))
+
+
 def test_initialize_creates_numa_node_series_at_zero() -> None:
     """Both scopes, both counters, boundary numa_node."""
     metrics = TopologyManagerMetrics()

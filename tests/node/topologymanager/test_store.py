@@ -48,3 +48,12 @@ def test_remove_pod_forgets_everything() -> None:
     store.set_affinity("p", "c", HINT)
     store.remove_container_id("id")  # the id was forgotten with the pod: no effect
     assert store.get_affinity("p", "c") == HINT
+
+
+def test_find_affinity_is_none_only_when_nothing_is_stored() -> None:
+    """``find_affinity`` answers ``has_affinity`` and ``get_affinity`` in one look-up."""
+    store = AffinityStore()
+    store.set_affinity("p", "a", HINT)
+    assert store.find_affinity("p", "a") == HINT
+    assert store.find_affinity("p", "b") is None
+    assert store.find_affinity("q", "a") is None

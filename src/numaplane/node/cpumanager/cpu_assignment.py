@@ -11,10 +11,10 @@ the CPUs taken so far, and how many are still needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 
-from numaplane.node.cpumanager.topology import CPUDetails, CPUTopology
+from numaplane.node.cpumanager.topology import CORE, NUMA, SOCKET, UNCORE, CPUDetails, CPUTopology
 from numaplane.node.errors import NodeError
 from numaplane.topology.cpuset import CPUSet
 
@@ -37,7 +37,11 @@ def not_enough_cpus(requested: int, available: int) -> NodeError:
 
 
 class CPUAccumulator:
-    """The working state of one take: remaining topology, result so far, CPUs still needed."""
+    """The working state of one take: remaining topology, result so far, CPUs still needed.
+
+    The remaining CPUs and the result are bitmasks over the topology's per-unit masks
+    (``UnitIndex``): a take is an integer operation and a unit's free CPUs one ``&``.
+    """
 
     def __init__(
         self,
@@ -47,27 +51,46 @@ class CPUAccumulator:
         strategy: CPUSortingStrategy = CPUSortingStrategy.PACKED,
     ) -> None:
         self.topology = topology
-        self.details: CPUDetails = topology.details.keep_only(available)
+        all_details = topology.details
+        self._index = all_details.index
+        self._units = self._index.by_kind
+        # What is available: the topology's CPUs among ``available`` (``keep_only``).
+        self._available = all_details.keep_only(available).mask
+        self._result = 0
         self.num_cpus_needed = num_cpus
-        self.result = CPUSet()
         self.strategy = strategy
         # NUMA nodes "contain" sockets when there are at least as many sockets; then NUMA nodes
         # are the outer level of the walk, otherwise sockets are.
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
-        # The take orders depend only on ``details``; a step asks for the same ones again
-        # (cores are ordered within sorted sockets within sorted NUMA nodes), so they are kept
-        # while the details stay the same object (a take replaces them).
+        # The take orders depend only on what is available; a step asks for the same ones
+        # again (cores are ordered within sorted sockets within sorted NUMA nodes), so they
+        # are kept while nothing is taken.
         self._orders: dict[str, tuple[int, ...]] = {}
-        self._orders_of = self.details
+        self._orders_of = self._available
+
+    @property
+    def details(self) -> CPUDetails:
+        """The topology restricted to the CPUs still available."""
+        return self.topology.details.keep_only_mask(self._available)
+
+    @property
+    def result(self) -> CPUSet:
+        """The CPUs taken so far."""
+        return CPUSet.from_mask(self._result)
 
     # -- bookkeeping -----------------------------------------------------------------------
 
     def take(self, cpus: CPUSet) -> None:
         """Add ``cpus`` to the result and remove them from the available details."""
-        self.result = self.result | cpus
-        # The result so far is already gone from the details: drop only the new CPUs.
-        self.details = self.details.without(cpus)
-        self.num_cpus_needed -= len(cpus)
+        mask = cpus.mask()
+        if mask is None:  # an id too large for a mask: none of the topology's CPUs
+            mask = sum(1 << cpu for cpu in cpus)
+        self._take(mask, len(cpus))
+
+    def _take(self, mask: int, count: int) -> None:
+        self._result |= mask
+        self._available &= ~mask
+        self.num_cpus_needed -= count
 
     def needs_at_least(self, n: int) -> bool:
         """Whether at least ``n`` more CPUs are needed."""
@@ -79,19 +102,24 @@ class CPUAccumulator:
 
     def is_failed(self) -> bool:
         """Whether more is needed than is still available."""
-        return self.num_cpus_needed > len(self.details)
+        return self.num_cpus_needed > self._available.bit_count()
 
     # -- ordering --------------------------------------------------------------------------
 
     def _order(self, name: str) -> tuple[int, ...] | None:
-        if self._orders_of is not self.details:
+        if self._orders_of != self._available:
             self._orders.clear()
-            self._orders_of = self.details
+            self._orders_of = self._available
         return self._orders.get(name)
 
-    def _sorted(self, ids: Sequence[int], count: Callable[[int], int]) -> list[int]:
+    def _sorted(self, kind: str, ids: Sequence[int], available: int | None = None) -> list[int]:
         # Fewest available CPUs first keeps big free units for big requests; ties by id.
-        return sorted(ids, key=lambda i: (count(i), i))
+        units = self._units[kind]
+        free = self._available if available is None else available
+        return sorted(ids, key=lambda i: ((units[i] & free).bit_count(), i))
+
+    def _within(self, outer: str, unit: int, inner: str) -> tuple[int, ...]:
+        return self._index.within(outer, (unit,), inner, self._available)
 
     def sort_available_numa_nodes(self) -> list[int]:
         """NUMA nodes with available CPUs, in take order."""
@@ -101,12 +129,11 @@ class CPUAccumulator:
         return list(order)
 
     def _sort_available_numa_nodes(self) -> list[int]:
-        d = self.details
         if self.numa_first:
-            return self._sorted(d.numa_nodes(), d.count_in_numa_node)
+            return self._sorted(NUMA, self._index.units(NUMA, self._available))
         result: list[int] = []
         for socket in self.sort_available_sockets():
-            result += self._sorted(d.numa_nodes_in_sockets(socket), d.count_in_numa_node)
+            result += self._sorted(NUMA, self._within(SOCKET, socket, NUMA))
         return result
 
     def sort_available_sockets(self) -> list[int]:
@@ -117,12 +144,11 @@ class CPUAccumulator:
         return list(order)
 
     def _sort_available_sockets(self) -> list[int]:
-        d = self.details
         if not self.numa_first:
-            return self._sorted(d.sockets(), d.count_in_socket)
+            return self._sorted(SOCKET, self._index.units(SOCKET, self._available))
         result: list[int] = []
         for numa in self.sort_available_numa_nodes():
-            result += self._sorted(d.sockets_in_numa_nodes(numa), d.count_in_socket)
+            result += self._sorted(SOCKET, self._within(NUMA, numa, SOCKET))
         return result
 
     def sort_available_cores(self) -> list[int]:
@@ -133,15 +159,22 @@ class CPUAccumulator:
         return list(order)
 
     def _sort_available_cores(self) -> list[int]:
-        d = self.details
         result: list[int] = []
-        if self.numa_first:
-            for socket in self.sort_available_sockets():
-                result += self._sorted(d.cores_in_sockets(socket), d.count_in_core)
-        else:
-            for numa in self.sort_available_numa_nodes():
-                result += self._sorted(d.cores_in_numa_nodes(numa), d.count_in_core)
+        for group in self._core_groups(self._available):
+            result += self._sorted(CORE, group)
         return result
+
+    def _core_groups(self, available: int) -> Iterator[tuple[int, ...]]:
+        # The cores with CPUs in ``available``, outer unit by outer unit in take order (cores
+        # are ordered within sockets when NUMA-first, else within NUMA nodes); each group
+        # ascending by id. Lazily: a take that is satisfied early sorts no further group.
+        if self.numa_first:
+            outer, outers = SOCKET, self.sort_available_sockets()
+        else:
+            outer, outers = NUMA, self.sort_available_numa_nodes()
+        within = self._index.within
+        for unit in outers:
+            yield within(outer, (unit,), CORE, available)
 
     def sort_available_uncore_caches(self) -> list[int]:
         """Uncore caches with available CPUs, listed per sorted NUMA node."""
@@ -151,44 +184,48 @@ class CPUAccumulator:
         return list(order)
 
     def _sort_available_uncore_caches(self) -> list[int]:
-        d = self.details
         result: list[int] = []
         for numa in self.sort_available_numa_nodes():
-            result += self._sorted(d.uncore_in_numa_nodes(numa), d.count_in_uncore_cache)
+            result += self._sorted(UNCORE, self._within(NUMA, numa, UNCORE))
         return result
 
     def sort_available_cpus(self) -> list[int]:
         """Single available CPUs in the order of the sorting strategy."""
-        d = self.details
         result: list[int] = []
-        if self.strategy is CPUSortingStrategy.SPREAD:
-            for socket in self.sort_available_sockets():
-                result += d.cpus_in_sockets(socket).sorted()
-        else:
-            for core in self.sort_available_cores():
-                result += d.cpus_in_cores(core).sorted()
+        for mask in self._cpu_groups():
+            result += CPUSet.from_mask(mask).sorted()
         return result
+
+    def _cpu_groups(self) -> list[int]:
+        # The masks whose ascending CPUs, one group after the other, are the single-CPU order.
+        available = self._available
+        if self.strategy is CPUSortingStrategy.SPREAD:
+            sockets = self._units[SOCKET]
+            return [sockets[s] & available for s in self.sort_available_sockets()]
+        cores = self._units[CORE]
+        return [cores[c] & available for c in self.sort_available_cores()]
 
     # -- free units ------------------------------------------------------------------------
 
+    def _count(self, kind: str, unit: int) -> int:
+        return (self._units[kind].get(unit, 0) & self._available).bit_count()
+
     def is_numa_node_free(self, numa: int) -> bool:
         """Whether every CPU of the NUMA node is available."""
-        return self.details.count_in_numa_node(numa) == self.topology.details.count_in_numa_node(
-            numa
-        )
+        return self._count(NUMA, numa) == self.topology.details.count_in_numa_node(numa)
 
     def is_socket_free(self, socket: int) -> bool:
         """Whether every CPU of the socket is available."""
-        return self.details.count_in_socket(socket) == self.topology.cpus_per_socket()
+        return self._count(SOCKET, socket) == self.topology.cpus_per_socket()
 
     def is_core_free(self, core: int) -> bool:
         """Whether every thread of the core is available."""
-        return self.details.count_in_core(core) == self.topology.cpus_per_core()
+        return self._count(CORE, core) == self.topology.cpus_per_core()
 
     def is_uncore_cache_free(self, uncore: int) -> bool:
         """Whether every CPU sharing the uncore cache is available."""
         total = self.topology.details.count_in_uncore_cache(uncore)
-        return self.details.count_in_uncore_cache(uncore) == total
+        return self._count(UNCORE, uncore) == total
 
     def free_numa_nodes(self) -> list[int]:
         """Fully available NUMA nodes, in take order."""
@@ -212,19 +249,29 @@ class CPUAccumulator:
 
     # -- takes -----------------------------------------------------------------------------
 
+    def _take_free_units(self, kind: str, free: list[int]) -> None:
+        # A free unit is taken whole when the request still needs all of its CPUs. The list
+        # is computed before the first take; units are disjoint, so it stays right.
+        everything = self.topology.details.mask
+        units = self._units[kind]
+        for unit in free:
+            cpus = units[unit] & everything
+            count = cpus.bit_count()
+            if self.num_cpus_needed >= count:
+                self._take(cpus, count)
+
     def take_full_numa_nodes(self) -> None:
         """Take every free NUMA node that fits in what is still needed."""
-        for numa in self.free_numa_nodes():
-            cpus = self.topology.details.cpus_in_numa_nodes(numa)
-            if self.needs_at_least(len(cpus)):
-                self.take(cpus)
+        # A node is taken with all of its CPUs: none fits a request below the smallest node.
+        smallest = min(self.topology.cpus_per_numa_node.values(), default=0)
+        if self.num_cpus_needed >= smallest:
+            self._take_free_units(NUMA, self.free_numa_nodes())
 
     def take_full_sockets(self) -> None:
         """Take every free socket that fits in what is still needed."""
-        for socket in self.free_sockets():
-            cpus = self.topology.details.cpus_in_sockets(socket)
-            if self.needs_at_least(len(cpus)):
-                self.take(cpus)
+        # A free socket has cpus_per_socket() CPUs at least: none fits a smaller request.
+        if self.num_cpus_needed >= self.topology.cpus_per_socket():
+            self._take_free_units(SOCKET, self.free_sockets())
 
     def take_full_first_level(self) -> None:
         """Whole units of the outer level (NUMA nodes when NUMA-first, else sockets)."""
@@ -242,23 +289,22 @@ class CPUAccumulator:
 
     def take_full_uncore(self) -> None:
         """Take every free uncore cache that fits in what is still needed."""
-        for uncore in self.free_uncore_caches():
-            cpus = self.topology.details.cpus_in_uncore_caches(uncore)
-            if self.needs_at_least(len(cpus)):
-                self.take(cpus)
+        self._take_free_units(UNCORE, self.free_uncore_caches())
 
     def take_partial_uncore(self, uncore: int) -> None:
         """Take the rest of the request from one uncore cache, if it fits there exactly."""
         per_core = self.topology.cpus_per_core()
         needed = self.num_cpus_needed
         num_cores = -(-needed // per_core) if per_core else needed
-        cores = self.details.cores_needed_in_uncore_cache(num_cores, uncore)
-        cpus = self.details.cpus_in_cores(*cores)
+        cores = self._within(UNCORE, uncore, CORE)[: max(num_cores, 0)]
+        mask = self._index.mask_in(CORE, cores) & self._available
+        count = mask.bit_count()
         # An odd request on SMT leaves one thread of the last core to someone else.
-        if needed % 2 != 0 and per_core > 1 and len(cpus) > needed:
-            cpus = cpus - CPUSet([cpus.sorted()[-1]])
-        if len(cpus) == needed:
-            self.take(cpus)
+        if needed % 2 != 0 and per_core > 1 and count > needed:
+            mask ^= 1 << (mask.bit_length() - 1)
+            count -= 1
+        if count == needed:
+            self._take(mask, count)
 
     def take_uncore_cache(self) -> None:
         """Prefer CPUs sharing a last-level cache: whole caches, then one cache's worth."""
@@ -274,17 +320,52 @@ class CPUAccumulator:
 
     def take_full_cores(self) -> None:
         """Take every free core that fits in what is still needed."""
-        for core in self.free_cores():
-            cpus = self.topology.details.cpus_in_cores(core)
-            if self.needs_at_least(len(cpus)):
-                self.take(cpus)
+        # A free core has all cpus_per_core() of its threads available, and in the take order
+        # (fewest available first, then by id) the free cores of an outer unit come in id
+        # order: they are found without sorting. Each has cpus_per_core() CPUs at least, so
+        # once less is needed no further core fits.
+        per_core = self.topology.cpus_per_core()
+        if self.num_cpus_needed < per_core:
+            return
+        available = self._available  # the free cores are those of the step's start
+        everything = self.topology.details.mask
+        cores = self._units[CORE]
+        for group in self._core_groups(available):
+            for core in group:
+                if (cores[core] & available).bit_count() != per_core:
+                    continue
+                cpus = cores[core] & everything
+                count = cpus.bit_count()
+                if self.num_cpus_needed >= count:
+                    self._take(cpus, count)
+                    if self.num_cpus_needed < per_core:
+                        return
 
     def take_remaining_cpus(self) -> None:
         """Take single CPUs in strategy order until satisfied."""
-        for cpu in self.sort_available_cpus():
-            if not self.needs_at_least(1):
-                break
-            self.take(CPUSet([cpu]))
+        needed = self.num_cpus_needed
+        if needed < 1:
+            return
+        available = self._available  # the order is that of the step's start
+        if self.strategy is CPUSortingStrategy.SPREAD:
+            sockets = self._units[SOCKET]
+            groups: Iterable[int] = (sockets[s] & available for s in self.sort_available_sockets())
+        else:
+            cores = self._units[CORE]
+            groups = (
+                cores[core] & available
+                for group in self._core_groups(available)
+                for core in self._sorted(CORE, group, available)
+            )
+        for cpus in groups:
+            # The lowest CPUs of each group first, as many as are still needed.
+            while cpus:
+                low = cpus & -cpus
+                self._take(low, 1)
+                needed -= 1
+                if needed < 1:
+                    return
+                cpus ^= low
 
 
 def take_by_topology_numa_packed(
@@ -304,14 +385,21 @@ def take_by_topology_numa_packed(
     acc = CPUAccumulator(topology, available, num_cpus, strategy)
     if acc.is_failed():
         raise not_enough_cpus(num_cpus, len(available))
-    steps: list[Callable[[], None]] = [acc.take_full_first_level, acc.take_full_second_level]
+    acc.take_full_first_level()
+    if acc.is_satisfied():
+        return acc.result
+    acc.take_full_second_level()
+    if acc.is_satisfied():
+        return acc.result
     if prefer_align_by_uncore_cache:
-        steps.append(acc.take_uncore_cache)
-    if strategy is not CPUSortingStrategy.SPREAD:
-        steps.append(acc.take_full_cores)
-    steps.append(acc.take_remaining_cpus)
-    for step in steps:
-        step()
+        acc.take_uncore_cache()
         if acc.is_satisfied():
             return acc.result
+    if strategy is not CPUSortingStrategy.SPREAD:
+        acc.take_full_cores()
+        if acc.is_satisfied():
+            return acc.result
+    acc.take_remaining_cpus()
+    if acc.is_satisfied():
+        return acc.result
     raise NodeError("failed to allocate cpus")

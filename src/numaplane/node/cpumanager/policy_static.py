@@ -255,7 +255,8 @@ class StaticPolicy:
         cpus = state.get_cpu_set(pod_uid, container_name)
         if cpus is None:
             return
-        siblings = state.get_cpu_assignments().get(pod_uid, {})
+        # Read before the delete: the view follows the state.
+        siblings = state.get_pod_cpu_sets(pod_uid)
         in_use = CPUSet().union(*(c for n, c in siblings.items() if n != container_name))
         state.delete(pod_uid, container_name)
         released = cpus - in_use

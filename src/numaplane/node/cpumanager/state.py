@@ -8,6 +8,7 @@ backend (the agent's ``cpu_manager_state`` file) implements the same Protocol.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Protocol, TypeAlias
 
 from numaplane.topology.cpuset import CPUSet
@@ -33,6 +34,14 @@ class StateReader(Protocol):
 
     def get_cpu_assignments(self) -> dict[str, dict[str, CPUSet]]:
         """A copy of every exclusive assignment."""
+        ...
+
+    def get_pod_cpu_sets(self, pod_uid: str) -> Mapping[str, CPUSet]:
+        """The pod's exclusive assignments (container name -> CPUs; empty when none).
+
+        A read-only view, valid until the next write: readers that only look at one pod need
+        not copy every assignment.
+        """
         ...
 
 
@@ -65,6 +74,9 @@ def copy_assignments(assignments: ContainerCPUAssignments) -> dict[str, dict[str
     return {pod: dict(containers) for pod, containers in assignments.items()}
 
 
+_NO_CONTAINERS: Mapping[str, CPUSet] = MappingProxyType({})
+
+
 class InMemoryState:
     """A ``State`` held in memory (upstream ``stateMemory``)."""
 
@@ -95,6 +107,11 @@ class InMemoryState:
     def get_cpu_assignments(self) -> dict[str, dict[str, CPUSet]]:
         """A copy of every exclusive assignment."""
         return copy_assignments(self._assignments)
+
+    def get_pod_cpu_sets(self, pod_uid: str) -> Mapping[str, CPUSet]:
+        """The pod's exclusive assignments, as a read-only view (empty when none)."""
+        containers = self._assignments.get(pod_uid)
+        return _NO_CONTAINERS if containers is None else MappingProxyType(containers)
 
     def set_cpu_set(self, pod_uid: str, container_name: str, cpus: CPUSet) -> None:
         """Record the container's exclusive CPUs."""

@@ -89,6 +89,10 @@ class CheckpointState(PolicyCheckpointedState[InMemoryState]):
         """A copy of every exclusive assignment."""
         return self._cache.get_cpu_assignments()
 
+    def get_pod_cpu_sets(self, pod_uid: str) -> Mapping[str, CPUSet]:
+        """The pod's exclusive assignments, as a read-only view (empty when none)."""
+        return self._cache.get_pod_cpu_sets(pod_uid)
+
     # -- writes ---------------------------------------------------------------------------
 
     def set_cpu_set(self, pod_uid: str, container_name: str, cpus: CPUSet) -> None:

@@ -19,17 +19,19 @@ are not handed out again (upstream would reuse them).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from numaplane.node.devicemanager.device import (
     NODE_WITHOUT_TOPOLOGY,
+    DeviceIndex,
     ResourcePool,
     device_id_key,
     sorted_ids,
 )
 from numaplane.node.devicemanager.errors import DeviceManagerError, DeviceSourceError
 from numaplane.node.devicemanager.source import PreferredAllocationFn
+from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 
 
@@ -47,10 +49,95 @@ def filter_by_affinity(
     third group. A device on several NUMA nodes goes to the group of the first of its nodes in
     the node order (hint nodes, then other nodes, then ``-1``; fewer free devices first).
     """
-    affinity = hint.numa_affinity
-    if affinity is None or not pool.has_topology:
-        return [], [], sorted_ids(available)
+    split = _Split(pool, available, hint)
+    return split.group(ALIGNED), split.group(UNALIGNED), split.group(WITHOUT)
 
+
+#: The groups of ``filter_by_affinity``, in its node order.
+ALIGNED, UNALIGNED, WITHOUT = 0, 1, 2
+
+
+class _Split:
+    """``filter_by_affinity``, one group at a time: allocation mostly needs the aligned group
+    alone, so the others are only built when asked for.
+
+    Devices are counted by the node tuple they are filed under (``Device.numa_keys``): the node
+    order and each device's group follow from those few tuples, and each tuple's devices are
+    kept in natural order by the pool's index, so nothing is sorted device by device.
+    """
+
+    def __init__(self, pool: ResourcePool, available: AbstractSet[str], hint: TopologyHint):
+        self._index = pool.index
+        self._available = available
+        self._ready: tuple[list[str], list[str], list[str]] | None = None
+        self._plan: list[tuple[int, tuple[tuple[int, ...], ...]]] = []
+        affinity = hint.numa_affinity
+        if affinity is None or not pool.has_topology:
+            self._ready = ([], [], sorted_ids(available))
+            return
+        if available is pool.available:
+            counts: Mapping[tuple[int, ...], int] | None = pool.free_by_keys
+        else:
+            counts = self._index.count_by_keys(available)
+        if counts is None:
+            self._ready = _filter_unknown(pool, available, affinity)
+            return
+        self._plan = _plan(counts, affinity.value, self._index.single_node)
+
+    def group(self, group: int) -> list[str]:
+        """The ordered ids of one group (``ALIGNED``, ``UNALIGNED`` or ``WITHOUT``)."""
+        if self._ready is not None:
+            return self._ready[group]
+        by_keys, available = self._index.by_keys, self._available
+        ids: list[str] = []
+        for node_group, tuples in self._plan:
+            if node_group != group:
+                continue
+            if len(tuples) == 1:
+                ids += [d for d in by_keys[tuples[0]] if d in available]
+            else:
+                # Devices of several tuples go under this node: natural order across them.
+                part = [d for keys in tuples for d in by_keys[keys] if d in available]
+                part.sort(key=device_id_key)
+                ids.extend(part)
+        return ids
+
+
+def _plan(
+    counts: Mapping[tuple[int, ...], int], affinity: int, single_node: bool
+) -> list[tuple[int, tuple[tuple[int, ...], ...]]]:
+    # Per node in upstream's order (hint nodes, other nodes, then -1; fewer free devices first,
+    # then the lower id): its group and the node tuples whose devices go under it.
+    if single_node:
+        # Every device is filed under one node: each tuple is a node, no tie to break.
+        entries = [(_group(keys[0], affinity), count, keys) for keys, count in counts.items()]
+        entries.sort()
+        return [(group, (keys,)) for group, _, keys in entries]
+    per_node: dict[int, int] = {}
+    for keys, count in counts.items():
+        # A node listed twice by one device still counts that device once.
+        for node in dict.fromkeys(keys):
+            per_node[node] = per_node.get(node, 0) + count
+    order = sorted((_group(n, affinity), c, n) for n, c in per_node.items())
+    rank = {node: pos for pos, (_, _, node) in enumerate(order)}
+    # Each tuple goes under the first of its nodes in that order.
+    tuples_of: dict[int, list[tuple[int, ...]]] = {}
+    for keys in counts:
+        tuples_of.setdefault(min(keys, key=rank.__getitem__), []).append(keys)
+    return [(g, tuple(tuples_of[n])) for g, _, n in order if n in tuples_of]
+
+
+def _group(node: int, affinity: int) -> int:
+    if 0 <= node < 64 and affinity >> node & 1:
+        return ALIGNED
+    return WITHOUT if node == NODE_WITHOUT_TOPOLOGY else UNALIGNED
+
+
+def _filter_unknown(
+    pool: ResourcePool, available: AbstractSet[str], affinity: BitMask
+) -> tuple[list[str], list[str], list[str]]:
+    # ``available`` names ids the pool does not know (only possible for direct callers): they
+    # count as devices without NUMA locality, device by device.
     def nodes_of(device_id: str) -> tuple[int, ...]:
         device = pool.devices.get(device_id)
         return device.numa_keys() if device is not None else (NODE_WITHOUT_TOPOLOGY,)
@@ -113,6 +200,7 @@ class _Picker:
 
 def _preferred(
     preferred: PreferredAllocationFn | None,
+    index: DeviceIndex,
     available: AbstractSet[str],
     must_include: Sequence[str],
     size: int,
@@ -120,7 +208,7 @@ def _preferred(
     if preferred is None:
         return []
     try:
-        answer = preferred(sorted_ids(available), list(must_include), size)
+        answer = preferred(index.natural(available), list(must_include), size)
     except DeviceSourceError as err:
         raise DeviceManagerError(
             f"device plugin GetPreferredAllocation rpc failed with err: {err}"
@@ -172,21 +260,26 @@ def devices_to_allocate(
         return ()
 
     picker = _Picker(needed)
-    if picker.take(sorted_ids(reusable & healthy)):
+    if reusable and picker.take(sorted_ids(reusable & healthy)):
         return tuple(picker.chosen)
 
-    available = healthy - pool.in_use - picker.chosen_set
+    # The pool's own free set when nothing was reused: it carries counts filter_by_affinity
+    # would otherwise recount.
+    available = pool.available - picker.chosen_set if picker.chosen else pool.available
     if len(available) < picker.needed:
         raise DeviceManagerError(
             f"requested number of devices unavailable for {resource}. "
             f"Requested: {picker.needed}, Available: {len(available)}"
         )
 
-    aligned, unaligned, without = filter_by_affinity(pool, available, hint)
+    split = _Split(pool, available, hint)
+    aligned = split.group(ALIGNED)
     aligned_set = frozenset(aligned)
     if picker.needed < len(aligned):
         # Everything still needed fits in the aligned devices: let the plugin choose among them.
-        choice = _preferred(preferred, aligned_set | picker.chosen_set, picker.chosen, required)
+        choice = _preferred(
+            preferred, pool.index, aligned_set | picker.chosen_set, picker.chosen, required
+        )
         if picker.take(d for d in choice if d in aligned_set):
             return tuple(picker.chosen)
         if picker.take(aligned):
@@ -195,10 +288,12 @@ def devices_to_allocate(
         # Honour the hint first with every aligned device, then let the plugin pick the rest.
         if picker.take(aligned):
             return tuple(picker.chosen)
-        choice = _preferred(preferred, available | picker.chosen_set, picker.chosen, required)
+        choice = _preferred(
+            preferred, pool.index, available | picker.chosen_set, picker.chosen, required
+        )
         if picker.take(d for d in choice if d in available):
             return tuple(picker.chosen)
-        if picker.take(unaligned) or picker.take(without):
+        if picker.take(split.group(UNALIGNED)) or picker.take(split.group(WITHOUT)):
             return tuple(picker.chosen)
     raise DeviceManagerError(
         "unexpectedly allocated less resources than required. "

@@ -9,7 +9,7 @@ whose ``Topology`` lists no NUMA node. Both count as "without topology" for alig
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from types import MappingProxyType
@@ -70,6 +70,76 @@ def sorted_ids(ids: Iterable[str]) -> list[str]:
     return sorted(ids, key=device_id_key)
 
 
+class DeviceIndex:
+    """Facts about a fixed set of devices that every pool sharing those devices reuses.
+
+    A pool changes at every admission (which devices are held), its devices rarely (a plugin's
+    new list): hints and allocation read these facts many times per admission, so they are
+    computed once per device set. Treat it as immutable; ``min_widths`` is a memo of a pure
+    function of the devices.
+    """
+
+    __slots__ = (
+        "by_keys",
+        "has_topology",
+        "healthy",
+        "keys",
+        "min_widths",
+        "order",
+        "position",
+        "single_node",
+    )
+
+    def __init__(self, devices: Mapping[str, Device]) -> None:
+        #: Ids of healthy devices.
+        self.healthy = frozenset(i for i, d in devices.items() if d.healthy)
+        #: Whether any device names a NUMA node (upstream ``deviceHasTopologyAlignment``).
+        self.has_topology = any(d.has_topology for d in devices.values())
+        #: Every id in natural order (``sorted_ids``).
+        self.order = tuple(sorted_ids(devices))
+        #: Per id: its place in ``order``.
+        self.position = {device_id: pos for pos, device_id in enumerate(self.order)}
+        #: Per id: the NUMA nodes it is filed under (``Device.numa_keys``).
+        self.keys = {i: devices[i].numa_keys() for i in self.order}
+        by_keys: dict[tuple[int, ...], list[str]] = {}
+        for device_id in self.order:
+            by_keys.setdefault(self.keys[device_id], []).append(device_id)
+        #: Per ``numa_keys`` tuple: its devices' ids in natural order.
+        self.by_keys = {keys: tuple(ids) for keys, ids in by_keys.items()}
+        #: Whether every device is filed under exactly one node (``-1`` included).
+        self.single_node = all(len(keys) == 1 for keys in by_keys)
+        #: Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
+        #: devices (all of them, healthy or not) could hold the request.
+        self.min_widths: dict[tuple[tuple[int, ...], int], int] = {}
+
+    def natural(self, ids: Collection[str]) -> list[str]:
+        """``sorted_ids(ids)``, by each device's place instead of its id's sort key."""
+        position = self.position
+        if all(i in position for i in ids):
+            return sorted(ids, key=position.__getitem__)
+        return sorted_ids(ids)
+
+    def count_by_keys(self, ids: Iterable[str]) -> dict[tuple[int, ...], int] | None:
+        """How many of ``ids`` each ``numa_keys`` tuple holds; ``None`` if one is unknown."""
+        keys = self.keys
+        counts: dict[tuple[int, ...], int] = {}
+        for device_id in ids:
+            found = keys.get(device_id)
+            if found is None:
+                return None
+            counts[found] = counts.get(found, 0) + 1
+        return counts
+
+
+def _mask(nodes: Iterable[int]) -> int:
+    # As hint_sets.mask_of: node ids outside 0-63 cannot be in a mask.
+    value = 0
+    for node in nodes:
+        if 0 <= node < 64:
+            value |= 1 << node
+    return value
+
+
 @dataclass(frozen=True)
 class ResourcePool:
     """What allocation and hint generation see of one registered resource.
@@ -104,32 +174,76 @@ class ResourcePool:
         return cls(name, {d.id: d for d in devices}, frozenset(in_use))
 
     def with_in_use(self, in_use: frozenset[str]) -> ResourcePool:
-        """The same devices with other held ids; the device map and the memo of facts that
-        depend on the devices alone (``min_widths``) are shared, not rebuilt."""
+        """The same devices with other held ids; the device map and the facts that depend on
+        the devices alone (``index``) are shared, not rebuilt, and the free-device counts are
+        updated by the few ids that changed hands rather than recounted."""
         pool = object.__new__(ResourcePool)
-        object.__setattr__(pool, "name", self.name)
-        object.__setattr__(pool, "devices", self.devices)
-        object.__setattr__(pool, "in_use", frozenset(in_use))
-        pool.__dict__["min_widths"] = self.min_widths
+        in_use = frozenset(in_use)
+        index = self.index
+        # The fields and cached properties live in the instance dict (frozen, no slots).
+        pool.__dict__.update(name=self.name, devices=self.devices, in_use=in_use, index=index)
+        free = self.__dict__.get("free_by_keys")
+        if free is not None:
+            counts = dict(free)
+            healthy, keys = index.healthy, index.keys
+            for device_id in self.in_use - in_use:
+                if device_id in healthy:
+                    found = keys[device_id]
+                    counts[found] = counts.get(found, 0) + 1
+            for device_id in in_use - self.in_use:
+                if device_id in healthy:
+                    found = keys[device_id]
+                    left = counts[found] - 1
+                    if left:
+                        counts[found] = left
+                    else:
+                        del counts[found]
+            pool.__dict__["free_by_keys"] = counts
         return pool
 
     @cached_property
+    def index(self) -> DeviceIndex:
+        """Facts about the devices alone, shared by every pool with the same devices."""
+        return DeviceIndex(self.devices)
+
+    @property
     def min_widths(self) -> dict[tuple[tuple[int, ...], int], int]:
         """Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
         devices (all of them, healthy or not) could hold the request."""
-        return {}
+        return self.index.min_widths
 
-    @cached_property
+    @property
     def healthy(self) -> frozenset[str]:
         """Ids of healthy devices."""
-        return frozenset(i for i, d in self.devices.items() if d.healthy)
+        return self.index.healthy
 
     @cached_property
     def available(self) -> frozenset[str]:
         """Healthy devices no container holds (upstream ``getAvailableDevices``)."""
-        return self.healthy - self.in_use
+        return self.index.healthy - self.in_use
 
-    @cached_property
+    @property
     def has_topology(self) -> bool:
         """Whether any device names a NUMA node (upstream ``deviceHasTopologyAlignment``)."""
-        return any(d.has_topology for d in self.devices.values())
+        return self.index.has_topology
+
+    @cached_property
+    def free_by_keys(self) -> Mapping[tuple[int, ...], int]:
+        """How many ``available`` devices each ``numa_keys`` tuple holds (no zero counts).
+
+        Read-only: pools derived by ``with_in_use`` start from a copy of it.
+        """
+        counts = self.index.count_by_keys(self.available)
+        assert counts is not None  # available ids are ids of devices
+        return counts
+
+    @cached_property
+    def free_groups(self) -> tuple[tuple[int, int], ...]:
+        """``(NUMA mask, available devices)`` per non-empty mask, ascending by mask: the
+        capacity groups of the available devices (devices without a node are left out)."""
+        counts: dict[int, int] = {}
+        for keys, count in self.free_by_keys.items():
+            mask = _mask(keys)
+            if mask:
+                counts[mask] = counts.get(mask, 0) + count
+        return tuple(sorted(counts.items()))

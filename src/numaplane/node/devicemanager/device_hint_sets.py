@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 
 from numaplane.node.devicemanager.device import ResourcePool
 from numaplane.node.topologymanager.hint_sets import (
@@ -38,20 +39,45 @@ def device_hint_set(
 ) -> StructuredHints:
     """``generate_device_topology_hints`` as a rule; same hints, same order."""
     devices = pool.devices
-    universe = mask_of(numa_nodes)
+    nodes = tuple(numa_nodes)
     # Depends on every device (not on which are free): remembered per device set.
-    key = (tuple(numa_nodes), request)
+    key = (nodes, request)
     memo = pool.min_widths
     min_affinity = memo.get(key)
     if min_affinity is None:
         everything = _grouped([mask_of(d.numa_nodes) for d in devices.values()], request)
-        min_affinity = memo[key] = min_width_meeting(numa_nodes, [everything], len(numa_nodes))
+        min_affinity = memo[key] = min_width_meeting(nodes, [everything], len(nodes))
     hits: list[int] = []
     for device_id in reusable:
         device = devices.get(device_id)
         if device is None or device.numa is None:
             continue
         hits.append(mask_of(device.numa_nodes))
-    free = [mask_of(devices[i].numa_nodes) for i in available if i in devices]
-    family = Family(universe, (_grouped(free, request - len(hits)),), tuple(sorted(set(hits))))
+    if available is pool.available or available == pool.available:
+        # The pool keeps its free devices' groups (updated as devices change hands).
+        free = pool.free_groups
+    else:
+        counts: dict[int, int] = {}
+        for device_id in available:
+            if device_id in devices:
+                mask = mask_of(devices[device_id].numa_nodes)
+                if mask:
+                    counts[mask] = counts.get(mask, 0) + 1
+        free = tuple(sorted(counts.items()))
+    hit_masks = tuple(sorted(set(hits))) if hits else ()
+    return _hint_set(nodes, free, request - len(hits), hit_masks, min_affinity)
+
+
+# The rule is a pure function of these few small values, and they repeat from admission to
+# admission (the same request against the same free counts): build each rule once. The rule is
+# immutable (its lazily filled fields are memos of that same rule), so admissions share it.
+@lru_cache(maxsize=8192)
+def _hint_set(
+    numa_nodes: tuple[int, ...],
+    free: tuple[tuple[int, int], ...],
+    minimum: int,
+    hits: tuple[int, ...],
+    min_affinity: int,
+) -> StructuredHints:
+    family = Family(mask_of(numa_nodes), (Threshold(free, minimum),), hits)
     return StructuredHints(numa_nodes, [family], (), min_affinity)

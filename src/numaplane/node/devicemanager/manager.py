@@ -20,7 +20,6 @@ from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState, State, StateReader
 from numaplane.node.devicemanager.topology_hints import (
     DeviceHints,
-    container_device_request,
     container_topology_hints,
     pod_device_request,
     pod_topology_hints,
@@ -98,7 +97,7 @@ class DeviceManager:
     def get_topology_hints(self, pod: Pod, container: Container) -> DeviceHints:
         """Container-scope hints per requested device resource."""
         self.update_allocated_devices()
-        requests = container_device_request(container, self.is_device_resource)
+        requests = self._container_request(container)
         return container_topology_hints(
             pod.uid,
             container.name,
@@ -128,12 +127,19 @@ class DeviceManager:
         for uid in [u for u in self._reuse if u != pod.uid]:
             del self._reuse[uid]
         self._allocate_container(pod, container, reuse)
-        init = next((c for c in pod.init_containers if c.name == container.name), None)
+        init = (
+            next((c for c in pod.init_containers if c.name == container.name), None)
+            if pod.init_containers
+            else None
+        )
         offers = init is not None and not init.is_restartable
         held = self._state.container_allocations(pod.uid, container.name)
         for resource, allocation in held.items():
             current = reuse.get(resource, frozenset())
-            if offers:
+            if not current and not offers:
+                # Nothing on offer: nothing to take back (the entry still records the resource).
+                reuse[resource] = current
+            elif offers:
                 # A device an app or sidecar of this pod already holds is not on offer again
                 # (only possible when numaplane re-admits part of a pod after remove_container).
                 kept = self._held_by_long_running(pod, resource)
@@ -154,7 +160,7 @@ class DeviceManager:
     def _allocate_container(
         self, pod: Pod, container: Container, reuse: Mapping[str, frozenset[str]]
     ) -> None:
-        requests = container_device_request(container, self.is_device_resource)
+        requests = self._container_request(container)
         if not requests:
             return
         self.update_allocated_devices()
@@ -207,7 +213,11 @@ class DeviceManager:
         """Release the devices of pods that are no longer active (needs ``active_pods``)."""
         if self._active_pods is None:
             return
-        stale = self._state.pod_uids() - frozenset(self._active_pods())
+        held = self._state.pod_uids()
+        # With nothing held nothing can be stale: the list of active pods is not needed.
+        if not held:
+            return
+        stale = held.difference(self._active_pods())
         if stale:
             self._state.remove_pods(sorted(stale))
 
@@ -234,6 +244,16 @@ class DeviceManager:
         # Plugins can only register extended resources (domain/name): native resources such as
         # cpu, memory and hugepages never are, and need no look at the allocations.
         return "/" in resource and resource in self._state.allocated_devices()
+
+    def _container_request(self, container: Container) -> dict[str, int]:
+        # container_device_request, without a call per native resource: only registered
+        # resources and extended ones (a "/" in the name) can be device resources.
+        registered = self._devices
+        return {
+            name: quantity.value()
+            for name, quantity in container.resources.limits.items()
+            if name in registered or ("/" in name and self.is_device_resource(name))
+        }
 
     def source(self, resource: str) -> DeviceSource | None:
         """The registered source of a resource."""
@@ -270,6 +290,10 @@ class DeviceManager:
 
     def allocatable(self, resource: str) -> frozenset[str]:
         """Healthy devices (the node's allocatable)."""
+        # Health depends on the devices alone: any pool of the current devices answers.
+        cached = self._pool_cache.get(resource)
+        if cached is not None and cached[0] is self._devices.get(resource):
+            return cached[1].healthy
         return self.pool(resource).healthy
 
     def allocated(self, resource: str) -> frozenset[str]:

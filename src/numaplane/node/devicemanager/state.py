@@ -13,7 +13,7 @@ agent's checkpointed backend lives in ``checkpoint.py``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from numaplane.node.devicemanager.device import Device, sorted_ids
@@ -31,17 +31,18 @@ class DeviceAllocation:
 
     per_numa: tuple[tuple[int, tuple[str, ...]], ...]
     alloc_resp: bytes = b""
+    # Derived from per_numa (so left out of equality, hash and repr): asked for at every
+    # allocation, release and reuse check.
+    _device_ids: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         merged: dict[int, list[str]] = {}
         for node, ids in self.per_numa:
             bucket = merged.setdefault(node, [])
             bucket.extend(i for i in ids if i not in bucket)
-        object.__setattr__(
-            self,
-            "per_numa",
-            tuple((node, tuple(merged[node])) for node in sorted(merged)),
-        )
+        per_numa = tuple((node, tuple(merged[node])) for node in sorted(merged))
+        object.__setattr__(self, "per_numa", per_numa)
+        object.__setattr__(self, "_device_ids", frozenset(i for _, ids in per_numa for i in ids))
 
     @classmethod
     def of(cls, per_numa: Mapping[int, Iterable[str]], alloc_resp: bytes = b"") -> DeviceAllocation:
@@ -51,11 +52,18 @@ class DeviceAllocation:
     @classmethod
     def of_devices(cls, devices: Iterable[Device], alloc_resp: bytes = b"") -> DeviceAllocation:
         """From devices, each filed under every NUMA node it names (or ``-1``)."""
-        per_numa: dict[int, list[str]] = {}
+        # Built in the canonical form directly (one allocation per admission): nodes sorted,
+        # ids in the order given without duplicates (a dict keeps both), as __post_init__ does.
+        per_numa: dict[int, dict[str, None]] = {}
         for device in devices:
             for node in device.numa_keys():
-                per_numa.setdefault(node, []).append(device.id)
-        return cls.of(per_numa, alloc_resp)
+                per_numa.setdefault(node, {})[device.id] = None
+        allocation = object.__new__(cls)
+        pairs = tuple((node, tuple(per_numa[node])) for node in sorted(per_numa))
+        object.__setattr__(allocation, "per_numa", pairs)
+        object.__setattr__(allocation, "alloc_resp", alloc_resp)
+        object.__setattr__(allocation, "_device_ids", frozenset(i for _, ids in pairs for i in ids))
+        return allocation
 
     @property
     def by_numa(self) -> dict[int, tuple[str, ...]]:
@@ -65,7 +73,7 @@ class DeviceAllocation:
     @property
     def device_ids(self) -> frozenset[str]:
         """Every device id, once (upstream ``DevicesPerNUMA.Devices()``)."""
-        return frozenset(i for _, ids in self.per_numa for i in ids)
+        return self._device_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +163,9 @@ class InMemoryState:
         # init container and the app container reusing it), updated on every write.
         self._holders: dict[str, dict[str, int]] = {}
         self._allocated: dict[str, frozenset[str]] | None = None
+        # The stale-pod check asks for the pod uids at every hint and allocation: kept until a
+        # pod comes or goes.
+        self._uids: frozenset[str] | None = None
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -182,7 +193,9 @@ class InMemoryState:
 
     def pod_uids(self) -> frozenset[str]:
         """See ``StateReader``."""
-        return frozenset(self._pods)
+        if self._uids is None:
+            self._uids = frozenset(self._pods)
+        return self._uids
 
     def container_names(self, pod_uid: str) -> tuple[str, ...]:
         """See ``StateReader``."""
@@ -215,6 +228,8 @@ class InMemoryState:
         self, pod_uid: str, container_name: str, resource: str, allocation: DeviceAllocation
     ) -> None:
         """See ``State``."""
+        if pod_uid not in self._pods:
+            self._uids = None
         resources = self._pods.setdefault(pod_uid, {}).setdefault(container_name, {})
         previous = resources.get(resource)
         if previous is not None:
@@ -236,11 +251,14 @@ class InMemoryState:
                 self._forget(resource, allocation)
         if not containers:
             del self._pods[pod_uid]
+            self._uids = None
 
     def remove_pods(self, pod_uids: Iterable[str]) -> None:
         """See ``State``."""
         for uid in pod_uids:
             containers = self._pods.pop(uid, None)
+            if containers is not None:
+                self._uids = None
             for resources in (containers or {}).values():
                 for resource, allocation in resources.items():
                     self._forget(resource, allocation)

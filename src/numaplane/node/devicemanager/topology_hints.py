@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from numaplane.api.pod import Container, Pod
 from numaplane.api.quantity import Quantity
 from numaplane.node.devicemanager.device import ResourcePool
+from numaplane.node.devicemanager.device_hint_sets import device_hint_set
 from numaplane.node.devicemanager.state import StateReader
 from numaplane.node.topologymanager.bitmask import bit_mask_subsets
 from numaplane.node.topologymanager.hint import TopologyHint
@@ -135,8 +136,8 @@ def container_topology_hints(
     """
     hints: DeviceHints = {}
     for resource, requested in requests.items():
-        pool = pools.get(resource, ResourcePool(resource, {}))
-        if not pool.has_topology:
+        pool = pools.get(resource)
+        if pool is None or not pool.has_topology:
             hints[resource] = None
             continue
         allocated = state.container_devices(pod_uid, container_name, resource)
@@ -144,8 +145,9 @@ def container_topology_hints(
             hints[resource] = _regenerated(numa_nodes, pool, allocated, requested)
             continue
         available = pool.available
-        reuse = frozenset(reusable.get(resource, frozenset()))
-        if len(available | reuse) < requested:
+        offered = reusable.get(resource)
+        reuse = frozenset(offered) if offered else frozenset()
+        if len(available | reuse if reuse else available) < requested:
             hints[resource] = []
             continue
         hints[resource] = _rule(numa_nodes, pool, available, reuse, requested)
@@ -163,8 +165,8 @@ def pod_topology_hints(
     ``pod_device_request``. Devices held by any container of the pod count as the pod's."""
     hints: DeviceHints = {}
     for resource, requested in requests.items():
-        pool = pools.get(resource, ResourcePool(resource, {}))
-        if not pool.has_topology:
+        pool = pools.get(resource)
+        if pool is None or not pool.has_topology:
             hints[resource] = None
             continue
         allocated = state.pod_devices(pod_uid, resource)
@@ -197,7 +199,5 @@ def _rule(
     requested: int,
 ) -> Sequence[TopologyHint]:
     # The rule lists what generate_device_topology_hints lists, without enumerating every mask.
-    from numaplane.node.devicemanager.device_hint_sets import device_hint_set
-
     hints = device_hint_set(numa_nodes, pool, available, reusable, requested)
     return hints if hints else []

@@ -8,12 +8,15 @@ so within a group only the group's sums are meaningful, as upstream.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from numaplane.node.memorymanager.errors import MemoryStateError
 from numaplane.node.memorymanager.state import (
     Block,
     ContainerMemoryAssignments,
+    MemoryTable,
     NUMANodeMap,
     NUMANodeState,
 )
@@ -39,6 +42,37 @@ def reserve(
     return updated
 
 
+def reserve_blocks(
+    machine_state: NUMANodeMap, nodes: tuple[int, ...], sizes: Sequence[tuple[str, int]]
+) -> dict[int, NUMANodeState]:
+    """``reserve`` of every ``(resource, size)`` of ``sizes`` in turn (one container's
+    blocks over the same ``nodes``, distinct ids: a mask's bits), building each node's new
+    state once."""
+    updated = dict(machine_state)
+    if not sizes:
+        return updated  # no block: nothing counts, no group forms
+    remaining = [size for _, size in sizes]
+    for node_id in nodes:
+        node = updated.get(node_id)
+        if node is None:
+            continue
+        tables: Mapping[str, MemoryTable] = node.memory_map
+        changed: dict[str, MemoryTable] | None = None
+        for index, (resource, _) in enumerate(sizes):
+            table = (tables if changed is None else changed).get(resource)
+            if remaining[index] > 0 and table is not None and table.free > 0:
+                table, remaining[index] = table.take(remaining[index])
+                if changed is None:
+                    changed = dict(tables)
+                changed[resource] = table
+        updated[node_id] = NUMANodeState(
+            node.number_of_assignments + len(sizes),
+            tables if changed is None else changed,
+            nodes,
+        )
+    return updated
+
+
 def release(machine_state: NUMANodeMap, block: Block) -> dict[int, NUMANodeState]:
     """Undo one block: one block less on each of its nodes (a node left without blocks is
     alone in its group again) and ``block.size`` bytes back from reserved, in node order."""
@@ -55,6 +89,34 @@ def release(machine_state: NUMANodeMap, block: Block) -> dict[int, NUMANodeState
             table, remaining = table.give_back(remaining)
             tables = {**tables, block.type: table}
         cells = (node_id,) if count == 0 else node.cells
+        updated[node_id] = NUMANodeState(count, tables, cells)
+    return updated
+
+
+def release_blocks(machine_state: NUMANodeMap, blocks: Iterable[Block]) -> dict[int, NUMANodeState]:
+    """``release`` of every block in turn, building each touched node's new state once."""
+    updated = dict(machine_state)
+    # node id -> [number of assignments, tables, cells] while blocks are given back
+    pending: dict[int, list[Any]] = {}
+    for block in blocks:
+        remaining = block.size
+        for node_id in block.numa_affinity:
+            work = pending.get(node_id)
+            if work is None:
+                node = updated.get(node_id)
+                if node is None:
+                    continue
+                work = pending[node_id] = [node.number_of_assignments, node.memory_map, node.cells]
+            count = work[0] - 1
+            tables = work[1]
+            table = tables.get(block.type)
+            if remaining > 0 and table is not None and table.reserved > 0:
+                table, remaining = table.give_back(remaining)
+                tables = {**tables, block.type: table}
+            work[0], work[1] = count, tables
+            if count == 0:
+                work[2] = (node_id,)
+    for node_id, (count, tables, cells) in pending.items():
         updated[node_id] = NUMANodeState(count, tables, cells)
     return updated
 

@@ -11,6 +11,7 @@ container name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import is_
 from typing import Final
 
 from numaplane.api.pod import Container, Pod
@@ -21,7 +22,13 @@ from numaplane.node.memorymanager.policy import Policy
 from numaplane.node.memorymanager.policy_none import POLICY_NONE, NonePolicy
 from numaplane.node.memorymanager.policy_static import POLICY_STATIC, StaticPolicy
 from numaplane.node.memorymanager.reserved import MemoryReservation, system_reserved_memory
-from numaplane.node.memorymanager.state import Block, InMemoryState, State, StateReader
+from numaplane.node.memorymanager.state import (
+    Block,
+    ContainerMemoryAssignments,
+    InMemoryState,
+    State,
+    StateReader,
+)
 from numaplane.node.topologymanager.hint import ProviderHints
 from numaplane.node.topologymanager.provider import AffinityReader
 from numaplane.topology.model import Machine
@@ -66,6 +73,8 @@ class MemoryManager:
         self._state: State = state if state is not None else InMemoryState()
         self._active_pods = active_pods
         self._allocatable: tuple[Block, ...] = ()
+        # (state generation, active pods) of the last check that found nothing stale
+        self._verified: tuple[int, tuple[Pod, ...]] | None = None
 
     @classmethod
     def new(
@@ -89,6 +98,7 @@ class MemoryManager:
         """Validate the state with the policy (``MemoryStateError`` on a mismatch) and record
         the allocatable memory."""
         self._policy.start(self._state)
+        self._verified = None
         self._allocatable = self._policy.get_allocatable_memory(self._state)
 
     # -- HintProvider ----------------------------------------------------------------------
@@ -116,11 +126,28 @@ class MemoryManager:
 
     def remove_stale_state(self, active_pods: Iterable[Pod]) -> None:
         """Release the memory of every container not in ``active_pods``."""
-        assignments = self._state.get_memory_assignments()
-        if not assignments:
+        held = self._state.memory_assignments_view()
+        if not held:
             return
-        pods = list(active_pods)
+        pods = active_pods if isinstance(active_pods, (list, tuple)) else list(active_pods)
+        generation = self._state.generation
+        verified = self._verified
+        if (
+            verified is not None
+            and verified[0] == generation
+            and len(verified[1]) == len(pods)
+            and all(map(is_, verified[1], pods))
+        ):
+            # Neither the assignments nor the pods changed since a check found nothing stale
+            # (an allocation right after its hints): the same answer, without the loop.
+            return
         by_uid = {pod.uid: pod for pod in pods}
+        if len(by_uid) == len(pods) and _none_stale(held, by_uid):
+            # The usual case: nothing to release, nothing copied.
+            self._verified = (generation, tuple(pods))
+            return
+        self._verified = None
+        assignments = self._state.get_memory_assignments()
         if len(by_uid) != len(pods):
             self._remove_stale_merging(assignments, pods)
             return
@@ -182,3 +209,12 @@ class MemoryManager:
     def get_memory(self, pod_uid: str, container_name: str) -> tuple[Block, ...] | None:
         """The container's blocks, or ``None``."""
         return self._state.get_memory_blocks(pod_uid, container_name)
+
+
+def _none_stale(held: ContainerMemoryAssignments, by_uid: Mapping[str, Pod]) -> bool:
+    """Whether every container holding memory belongs to an active pod."""
+    for pod_uid, containers in held.items():
+        pod = by_uid.get(pod_uid)
+        if pod is None or not pod.container_names.issuperset(containers):
+            return False
+    return True

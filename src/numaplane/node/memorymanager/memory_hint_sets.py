@@ -8,14 +8,11 @@ masks this pod's init containers left reusable memory on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from numaplane.node.memorymanager.state import NUMANodeMap
-from numaplane.node.memorymanager.topology_hints import (
-    ReusableLookup,
-    _respects_grouping,
-    _table_sums,
-)
+from numaplane.node.memorymanager.topology_hints import ReusableLookup, _respects_grouping
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_sets import (
@@ -36,49 +33,136 @@ def memory_hint_sets(
 ) -> dict[str, StructuredHints]:
     """``calculate_hints`` as rules: one shared rule per requested resource, ``{}`` when no
     mask qualifies. ``reusable_masks`` must name every mask ``reusable`` may be non-zero on."""
-    node_ids = sorted(machine_state)
-    universe = mask_of(node_ids)
-    allocatable: list[Threshold] = []
-    free: list[Threshold] = []
-    for resource, size in requests.items():
-        alloc_by_node: dict[int, int] = {}
-        free_by_node: dict[int, int] = {}
-        for node_id in node_ids:
-            table = machine_state[node_id].memory_map.get(resource)
-            if table is not None:
-                alloc_by_node[node_id] = table.allocatable
-                free_by_node[node_id] = table.free
-        allocatable.append(Threshold.per_node(alloc_by_node, size))
-        free.append(Threshold.per_node(free_by_node, size))
-    min_affinity = min_width_meeting(node_ids, allocatable, len(node_ids))
-
-    def qualifies(mask: int) -> bool:
-        bits = bits_of(mask)
-        if not bits or mask & ~universe:
-            return False
-        sums = {r: _table_sums(machine_state, bits, r) for r in requests}  # (free, allocatable)
-        if any(sums[r][1] < s for r, s in requests.items()):
-            return False
-        if not _respects_grouping(machine_state, bits):
-            return False
-        if reusable is None:
-            return all(sums[r][0] >= s for r, s in requests.items())
-        whole = BitMask.from_int(mask)
-        return all(sums[r][0] + reusable(whole, r) >= s for r, s in requests.items())
-
-    unused = mask_of(n for n in node_ids if machine_state[n].number_of_assignments <= 0)
-    family = Family(unused, tuple(allocatable) + tuple(free), (), 2)
-    candidates = {1 << n for n in node_ids if 0 <= n < 64}
+    node_ids = tuple(sorted(machine_state))
+    items = tuple(requests.items())
+    # Per node, per requested resource (in request order): allocatable and free bytes, a
+    # missing table counting 0. One pass also tests each node alone, the common hint.
+    allocatable: list[tuple[int, ...]] = []
+    free: list[tuple[int, ...]] = []
+    unused = 0
+    unused_free: list[tuple[int, ...]] = []
+    extras: set[int] = set()
+    others: set[int] = set()  # masks that need the general test
     for node_id in node_ids:
         node = machine_state[node_id]
-        if node.number_of_assignments > 0 and len(node.cells) > 1:
-            candidates.add(mask_of(node.cells))
-    candidates.update(m.value for m in reusable_masks)
-    extras = [m for m in candidates if qualifies(m)]
-    hints = StructuredHints(node_ids, [family], extras, min_affinity)
-    if hints.is_empty():
+        tables = node.memory_map
+        alloc_row: list[int] = []
+        free_row: list[int] = []
+        fits = True
+        for resource, size in items:
+            table = tables.get(resource)
+            if table is None:
+                alloc_row.append(0)
+                free_row.append(0)
+                fits = fits and size <= 0
+            else:
+                alloc_row.append(table.allocatable)
+                free_row.append(table.free)
+                fits = fits and table.allocatable >= size and table.free >= size
+        allocatable.append(tuple(alloc_row))
+        free.append(tuple(free_row))
+        in_range = 0 <= node_id < 64
+        if node.number_of_assignments <= 0:
+            if in_range:
+                unused |= 1 << node_id
+                unused_free.append(free[-1])
+        elif len(node.cells) > 1:
+            others.add(mask_of(node.cells))
+        if not in_range:
+            continue
+        if reusable is not None:
+            others.add(1 << node_id)
+        elif fits and len(node.cells) <= 1:
+            # Alone: enough allocatable and free memory, and not in a multi-node group.
+            extras.add(1 << node_id)
+    others.update(m.value for m in reusable_masks)
+    others -= extras
+    if others:
+        universe = mask_of(node_ids)
+        position = {node_id: index for index, node_id in enumerate(node_ids)}
+        for mask in others:
+            if _qualifies(
+                mask, universe, machine_state, position, allocatable, free, requests, reusable
+            ):
+                extras.add(mask)
+    sizes = tuple(size for _, size in items)
+    hints = _structured(
+        node_ids, sizes, tuple(allocatable), unused, tuple(unused_free), frozenset(extras)
+    )
+    if hints is None:
         return {}
     return dict.fromkeys(requests, hints)
+
+
+def _qualifies(
+    mask: int,
+    universe: int,
+    machine_state: NUMANodeMap,
+    position: Mapping[int, int],
+    allocatable: Sequence[Sequence[int]],
+    free: Sequence[Sequence[int]],
+    requests: Mapping[str, int],
+    reusable: ReusableLookup | None,
+) -> bool:
+    """Whether one mask is a hint, as ``list_hints`` tests it. Every node of a mask inside the
+    universe is in the machine state, so its sums read the per-node rows."""
+    if not mask or mask & ~universe:
+        return False
+    bits = bits_of(mask)
+    rows = [position[bit] for bit in bits]
+    for k, size in enumerate(requests.values()):
+        if sum(allocatable[row][k] for row in rows) < size:
+            return False
+    if not _respects_grouping(machine_state, bits):
+        return False
+    whole = None if reusable is None else BitMask.from_int(mask)
+    for k, (resource, size) in enumerate(requests.items()):
+        have = sum(free[row][k] for row in rows)
+        if reusable is not None and whole is not None:
+            have += reusable(whole, resource)
+        if have < size:
+            return False
+    return True
+
+
+# The hints are a pure function of the request sizes, every node's allocatable memory, which
+# nodes are unused (and their free memory) and which single masks qualify: the same answer
+# repeats from admission to admission, so it is built once. Sharing the (immutable) rule also
+# shares what consumers derive from it lazily (its list view, its single-node hints).
+@lru_cache(maxsize=1024)
+def _structured(
+    node_ids: tuple[int, ...],
+    sizes: tuple[int, ...],
+    allocatable: tuple[tuple[int, ...], ...],
+    unused: int,
+    unused_free: tuple[tuple[int, ...], ...],
+    extras: frozenset[int],
+) -> StructuredHints | None:
+    """The rule for ``memory_hint_sets``; ``None`` when it admits no mask."""
+    capacity, min_affinity = _capacity(node_ids, sizes, allocatable)
+    # The family's members lie within the unused nodes, so only their free memory matters.
+    unused_ids = [n for n in node_ids if 0 <= n < 64 and unused >> n & 1]
+    free = tuple(
+        Threshold.per_node(
+            {n: row[k] for n, row in zip(unused_ids, unused_free, strict=True)}, size
+        )
+        for k, size in enumerate(sizes)
+    )
+    family = Family(unused, capacity + free, (), 2)
+    hints = StructuredHints(node_ids, [family], sorted(extras), min_affinity)
+    return None if hints.is_empty() else hints
+
+
+@lru_cache(maxsize=256)
+def _capacity(
+    node_ids: tuple[int, ...], sizes: tuple[int, ...], allocatable: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[Threshold, ...], int]:
+    """The allocatable thresholds (one per request) and the preferred width they imply."""
+    thresholds = tuple(
+        Threshold.per_node({n: row[k] for n, row in zip(node_ids, allocatable, strict=True)}, size)
+        for k, size in enumerate(sizes)
+    )
+    return thresholds, min_width_meeting(node_ids, thresholds, len(node_ids))
 
 
 def best_structured_hint(hints: StructuredHints, within: int = 0) -> TopologyHint | None:

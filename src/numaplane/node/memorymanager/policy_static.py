@@ -14,7 +14,11 @@ from dataclasses import replace
 from typing import Final
 
 from numaplane.api.pod import Container, Pod, QOSClass
-from numaplane.node.memorymanager.accounting import expected_machine_state, release, reserve
+from numaplane.node.memorymanager.accounting import (
+    expected_machine_state,
+    release_blocks,
+    reserve_blocks,
+)
 from numaplane.node.memorymanager.errors import (
     MemoryAllocationError,
     MemoryManagerError,
@@ -22,6 +26,7 @@ from numaplane.node.memorymanager.errors import (
     ReservedMemoryError,
 )
 from numaplane.node.memorymanager.machine_state import SystemReserved, default_machine_state
+from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
 from numaplane.node.memorymanager.metrics import MemoryManagerMetrics
 from numaplane.node.memorymanager.state import (
     MEMORY,
@@ -34,14 +39,13 @@ from numaplane.node.memorymanager.state import (
     machine_states_equal,
 )
 from numaplane.node.memorymanager.topology_hints import (
-    affinity_satisfies_request,
     best_hint_containing,
-    calculate_hints,
     find_best_hint,
+    nodes_satisfy_request,
+    nodes_violate_numa_allocation,
     pod_requested_resources,
     regenerate_hints,
     requested_resources,
-    violates_numa_allocation,
 )
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
@@ -93,6 +97,7 @@ class StaticPolicy:
             for pod, masks in (init_containers_reusable_memory or {}).items()
         }
         self._metrics = MemoryManagerMetrics()
+        self._last_requests: tuple[Container, Mapping[str, int]] | None = None
 
     @property
     def name(self) -> str:
@@ -155,7 +160,7 @@ class StaticPolicy:
         if self._skips(pod):
             return None
         try:
-            requests = requested_resources(container)
+            requests = self._requests(container)
         except MemoryManagerError:
             return None
         blocks = state.get_memory_blocks(pod.uid, container.name)
@@ -184,13 +189,24 @@ class StaticPolicy:
         reusable = self._reusable.get(pod.uid)
         if not reusable:
             # Nothing to reuse counts as zero everywhere: the lookup would only add zeros.
-            return calculate_hints(machine_state, requests, None, ())
-        return calculate_hints(
+            return memory_hint_sets(machine_state, requests)
+        return memory_hint_sets(
             machine_state,
             requests,
             lambda mask, resource: self._pod_reusable(pod.uid, mask, resource),
             tuple(reusable),
         )
+
+    def _requests(self, container: Container) -> Mapping[str, int]:
+        """``requested_resources``, remembered for the last container asked about: the
+        Topology Manager asks for its hints, then allocates it. A container is immutable and
+        the memo holds it, so the same object means the same requests."""
+        last = self._last_requests
+        if last is not None and last[0] is container:
+            return last[1]
+        requests = requested_resources(container)
+        self._last_requests = (container, requests)
+        return requests
 
     # -- allocate --------------------------------------------------------------------------
 
@@ -211,7 +227,7 @@ class StaticPolicy:
             self._update_reusable(pod, container, existing)
             return
         hint = self._affinity.get_affinity(pod.uid, container.name)
-        requests = requested_resources(container)
+        requests = self._requests(container)
         machine_state = state.get_machine_state()
         mask, preferred = hint.numa_affinity, hint.preferred
         if mask is None:
@@ -221,24 +237,23 @@ class StaticPolicy:
                     "[memorymanager] failed to find the default preferred hint"
                 )
             preferred = default_preferred
-        if not affinity_satisfies_request(machine_state, mask, requests):
+        nodes = mask.bits
+        if not nodes_satisfy_request(machine_state, nodes, requests):
             mask, extended_preferred = self._extend_hint(machine_state, pod, requests, mask)
             if not extended_preferred and preferred:
                 raise MemoryAllocationError(
                     "[memorymanager] failed to find the extended preferred hint"
                 )
-        if violates_numa_allocation(machine_state, mask):
+            nodes = mask.bits
+        if nodes_violate_numa_allocation(machine_state, nodes):
             raise MemoryAllocationError(
                 "[memorymanager] preferred hint violates NUMA node allocation"
             )
 
-        nodes = mask.bits
-        blocks: list[Block] = []
-        updated: NUMANodeMap = machine_state
-        for resource, size in requests.items():
-            blocks.append(Block(numa_affinity=nodes, type=resource, size=size))
-            to_take = max(size - self._pod_reusable(pod.uid, mask, resource), 0)
-            updated = reserve(updated, nodes, resource, to_take)
+        blocks = [Block(numa_affinity=nodes, type=r, size=size) for r, size in requests.items()]
+        reusable = self._reusable.get(pod.uid, {}).get(mask, {})
+        to_take = [(r, max(size - reusable.get(r, 0), 0)) for r, size in requests.items()]
+        updated = reserve_blocks(machine_state, nodes, to_take)
         self._update_reusable(pod, container, blocks)
         state.set_machine_state(updated)
         state.set_memory_blocks(pod.uid, container.name, blocks)
@@ -286,6 +301,8 @@ class StaticPolicy:
                 sizes = masks.setdefault(BitMask.from_bits(block.numa_affinity), {})
                 sizes[block.type] = max(sizes.get(block.type, 0), block.size)
             return
+        if not self._reusable.get(pod.uid):
+            return  # nothing to consume
         for block in blocks:
             mask = BitMask.from_bits(block.numa_affinity)
             available = self._pod_reusable(pod.uid, mask, block.type)
@@ -330,10 +347,7 @@ class StaticPolicy:
         if blocks is None:
             return
         state.delete(pod_uid, container_name)
-        machine_state: NUMANodeMap = state.get_machine_state()
-        for block in blocks:
-            machine_state = release(machine_state, block)
-        state.set_machine_state(machine_state)
+        state.set_machine_state(release_blocks(state.get_machine_state(), blocks))
 
     def get_allocatable_memory(self, state: StateReader) -> tuple[Block, ...]:
         """Upstream ``GetAllocatableMemory``: a block per (node, resource) with allocatable

@@ -142,6 +142,17 @@ class StateReader(Protocol):
         """Every container's blocks (a snapshot the caller may keep)."""
         ...
 
+    def memory_assignments_view(self) -> ContainerMemoryAssignments:
+        """Every container's blocks, live and read-only: for a caller that only reads and
+        is done before the next write (no copy)."""
+        ...
+
+    @property
+    def generation(self) -> int:
+        """A number that changes whenever the assignments may have changed: a reader may
+        keep what it derived from them while it stays the same."""
+        ...
+
 
 class State(StateReader, Protocol):
     """Read and write access to the memory manager's state (upstream ``state.State``)."""
@@ -179,6 +190,7 @@ class InMemoryState:
         self._assignments: dict[str, dict[str, tuple[Block, ...]]] = copy_assignments(
             assignments or {}
         )
+        self._generation = 0
 
     def get_machine_state(self) -> NUMANodeMap:
         """The machine state (a snapshot)."""
@@ -193,6 +205,15 @@ class InMemoryState:
         # Stored blocks are tuples already: copying the two dict levels is the deep copy.
         return {pod: dict(containers) for pod, containers in self._assignments.items()}
 
+    def memory_assignments_view(self) -> ContainerMemoryAssignments:
+        """Every container's blocks, live (valid until the next write)."""
+        return self._assignments
+
+    @property
+    def generation(self) -> int:
+        """Counts the writes to the assignments."""
+        return self._generation
+
     def set_machine_state(self, machine_state: NUMANodeMap) -> None:
         """Replace the machine state."""
         self._machine_state = dict(machine_state)
@@ -200,10 +221,12 @@ class InMemoryState:
     def set_memory_blocks(self, pod_uid: str, container_name: str, blocks: Iterable[Block]) -> None:
         """Store one container's blocks."""
         self._assignments.setdefault(pod_uid, {})[container_name] = tuple(blocks)
+        self._generation += 1
 
     def set_memory_assignments(self, assignments: ContainerMemoryAssignments) -> None:
         """Replace every container's blocks."""
         self._assignments = copy_assignments(assignments)
+        self._generation += 1
 
     def delete(self, pod_uid: str, container_name: str) -> None:
         """Forget a container's blocks (and its pod once empty)."""
@@ -213,11 +236,13 @@ class InMemoryState:
         containers.pop(container_name, None)
         if not containers:
             del self._assignments[pod_uid]
+        self._generation += 1
 
     def clear_state(self) -> None:
         """Forget everything."""
         self._machine_state = {}
         self._assignments = {}
+        self._generation += 1
 
 
 def copy_assignments(

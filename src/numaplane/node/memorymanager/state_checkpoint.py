@@ -147,6 +147,15 @@ class CheckpointState(PolicyCheckpointedState[InMemoryState]):
         """Every container's blocks (a snapshot)."""
         return self._cache.get_memory_assignments()
 
+    def memory_assignments_view(self) -> ContainerMemoryAssignments:
+        """Every container's blocks, live (valid until the next write)."""
+        return self._cache.memory_assignments_view()
+
+    @property
+    def generation(self) -> int:
+        """Counts the writes to the assignments."""
+        return self._cache.generation
+
     # -- writes ---------------------------------------------------------------------------
 
     def set_machine_state(self, machine_state: NUMANodeMap) -> None:

@@ -163,7 +163,11 @@ def _respects_grouping(machine_state: NUMANodeMap, bits: Sequence[int]) -> bool:
 def violates_numa_allocation(machine_state: NUMANodeMap, mask: BitMask) -> bool:
     """Upstream ``isAffinityViolatingNUMAAllocations``: a cross-NUMA mask over a node that is
     already used alone or within another group."""
-    bits = mask.bits
+    return nodes_violate_numa_allocation(machine_state, mask.bits)
+
+
+def nodes_violate_numa_allocation(machine_state: NUMANodeMap, bits: Sequence[int]) -> bool:
+    """``violates_numa_allocation`` of the mask of ``bits`` (ascending node ids)."""
     if len(bits) == 1:
         return False
     for node_id in bits:
@@ -179,9 +183,15 @@ def affinity_satisfies_request(
     machine_state: NUMANodeMap, mask: BitMask, requests: Mapping[str, int]
 ) -> bool:
     """Upstream ``isAffinitySatisfyRequest``: the mask's free memory covers every request."""
+    return nodes_satisfy_request(machine_state, mask.bits, requests)
+
+
+def nodes_satisfy_request(
+    machine_state: NUMANodeMap, bits: Sequence[int], requests: Mapping[str, int]
+) -> bool:
+    """``affinity_satisfies_request`` of the mask of ``bits``."""
     return all(
-        _table_sums(machine_state, mask.bits, resource)[0] >= size
-        for resource, size in requests.items()
+        _table_sums(machine_state, bits, resource)[0] >= size for resource, size in requests.items()
     )
 
 

@@ -27,14 +27,6 @@ is kept as its rule and summarised (narrowest hints) instead of listed.
 """
 
 
-def _freeze(hints: Sequence[TopologyHint]) -> tuple[TopologyHint, ...] | StructuredHints:
-    # A rule stays a rule (it is immutable): it is listed, or summarised on large machines,
-    # only when the explanation is rendered, so admissions nobody reads stay cheap.
-    if isinstance(hints, StructuredHints):
-        return hints
-    return tuple(hints)
-
-
 def _summarised(hints: Sequence[TopologyHint]) -> StructuredHints | None:
     if isinstance(hints, StructuredHints) and hints.is_large():
         return hints
@@ -45,7 +37,15 @@ def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
     """A provider's answer as an immutable value (``None`` stays ``None``)."""
     if hints is None:
         return None
-    return tuple((resource, None if hs is None else _freeze(hs)) for resource, hs in hints.items())
+    # A rule stays a rule (it is immutable): it is listed, or summarised on large machines,
+    # only when the explanation is rendered, so admissions nobody reads stay cheap. A listed
+    # answer is copied into a tuple.
+    return tuple(
+        [
+            (resource, hs if hs is None or isinstance(hs, StructuredHints) else tuple(hs))
+            for resource, hs in hints.items()
+        ]
+    )
 
 
 def _hints_json(hints: Sequence[TopologyHint] | None) -> Any:
@@ -175,7 +175,7 @@ def provider_records(
 ) -> tuple[ProviderRecord, ...]:
     """Pair provider names with their answers."""
     return tuple(
-        ProviderRecord(n, freeze_provider_hints(a)) for n, a in zip(names, answers, strict=True)
+        [ProviderRecord(n, freeze_provider_hints(a)) for n, a in zip(names, answers, strict=True)]
     )
 
 

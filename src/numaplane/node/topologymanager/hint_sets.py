@@ -18,8 +18,7 @@ asks membership and bounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import overload
 
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
@@ -27,6 +26,15 @@ from numaplane.node.topologymanager.hint import TopologyHint
 
 #: Above this many NUMA nodes an explanation summarises a rule-based hint list.
 SUMMARY_NODE_LIMIT = 8
+
+
+_NO_EXTRAS: frozenset[int] = frozenset()
+
+
+@lru_cache(maxsize=256)
+def _universe_of(node_ids: tuple[int, ...]) -> int:
+    # Every provider passes the machine's node ids on every call: one mask per machine.
+    return mask_of(node_ids)
 
 
 def mask_of(bits: Sequence[int] | Iterator[int]) -> int:
@@ -48,33 +56,76 @@ def bits_of(value: int) -> list[int]:
     return out
 
 
-@dataclass(frozen=True)
-class Threshold:
+# Thresholds and families are built several times per admission by every provider, so they
+# are plain ``__slots__`` classes rather than frozen dataclasses: no ``__post_init__`` call, no
+# instance ``__dict__``, and no ``functools.cached_property`` (which takes a lock per read).
+# They stay immutable values: equality, hash and repr are those the dataclasses had.
+_set = object.__setattr__
+
+
+class _Frozen:
+    """Attribute assignment after ``__init__`` is an error, as for a frozen dataclass."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Threshold(_Frozen):
     """``sum(count for group, count in groups if group & mask) >= minimum``.
 
     A group is the node set of one device (or one node's CPUs or memory): it counts once when
     the mask touches any of its nodes, as upstream's ``AnySet``.
     """
 
+    __slots__ = ("_by_bit", "_ranked", "groups", "minimum")
+
     groups: tuple[tuple[int, int], ...]
     minimum: int
-    _by_bit: dict[int, int] | None = field(init=False, repr=False, compare=False)
+    # Amount per node bit when every group is one node, else None (see ``covered``).
+    _by_bit: dict[int, int] | None
+    _ranked: tuple[tuple[int, int], ...] | None
 
-    @staticmethod
-    def per_node(amounts: Mapping[int, int], minimum: int) -> Threshold:
-        """A threshold over per-node amounts (``{node id: amount}``)."""
-        return Threshold(tuple((1 << n, a) for n, a in sorted(amounts.items()) if a), minimum)
-
-    def __post_init__(self) -> None:
+    def __init__(self, groups: tuple[tuple[int, int], ...], minimum: int) -> None:
         # When every group is one node (CPUs, memory, single-node devices), a narrow mask's
         # amount is a few look-ups by node instead of a pass over every group.
         by_bit: dict[int, int] | None = {}
-        for group, count in self.groups:
+        for group, count in groups:
             if by_bit is None or group & (group - 1):
                 by_bit = None
                 break
             by_bit[group] = by_bit.get(group, 0) + count
-        object.__setattr__(self, "_by_bit", by_bit)
+        _set(self, "groups", groups)
+        _set(self, "minimum", minimum)
+        _set(self, "_by_bit", by_bit)
+        _set(self, "_ranked", None)
+
+    @staticmethod
+    def per_node(amounts: Mapping[int, int], minimum: int) -> Threshold:
+        """A threshold over per-node amounts (``{node id: amount}``)."""
+        # One group per node: the per-node table is the groups themselves (no pass to find out).
+        by_bit = {1 << n: a for n, a in sorted(amounts.items()) if a}
+        threshold = Threshold.__new__(Threshold)
+        _set(threshold, "groups", tuple(by_bit.items()))
+        _set(threshold, "minimum", minimum)
+        _set(threshold, "_by_bit", by_bit)
+        _set(threshold, "_ranked", None)
+        return threshold
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Threshold):
+            return self.groups == other.groups and self.minimum == other.minimum
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.groups, self.minimum))
+
+    def __repr__(self) -> str:
+        return f"Threshold(groups={self.groups!r}, minimum={self.minimum!r})"
 
     def covered(self, mask: int) -> int:
         """The amount the mask holds."""
@@ -86,20 +137,51 @@ class Threshold:
                 total += by_bit.get(low, 0)
                 mask ^= low
             return total
-        return sum(count for group, count in self.groups if group & mask)
+        total = 0
+        for group, count in self.groups:
+            if group & mask:
+                total += count
+        return total
 
     def holds(self, mask: int) -> bool:
         """Whether the mask holds at least ``minimum``."""
         return self.minimum <= 0 or self.covered(mask) >= self.minimum
 
-    @cached_property
-    def ranked(self) -> tuple[tuple[int, int], ...]:
-        """``(amount a node can add, node bit)`` per node, largest first (for upper bounds)."""
+    def _per_bit(self) -> dict[int, int]:
+        # The amount each node bit adds on its own (a group counts for every node it spans).
+        if self._by_bit is not None:
+            return self._by_bit
         per_bit: dict[int, int] = {}
         for group, count in self.groups:
-            for bit in bits_of(group):
-                per_bit[bit] = per_bit.get(bit, 0) + count
-        return tuple(sorted(((a, 1 << b) for b, a in per_bit.items() if a > 0), reverse=True))
+            while group:
+                low = group & -group
+                per_bit[low] = per_bit.get(low, 0) + count
+                group ^= low
+        return per_bit
+
+    def single_nodes(self) -> int:
+        """The mask of every node whose one-node mask holds ``minimum`` (``-1``: all do)."""
+        minimum = self.minimum
+        if minimum <= 0:
+            return -1
+        found = 0
+        for bit, amount in self._per_bit().items():
+            if amount >= minimum:
+                found |= bit
+        return found
+
+    @property
+    def ranked(self) -> tuple[tuple[int, int], ...]:
+        """``(amount a node can add, node bit)`` per node, largest first (for upper bounds)."""
+        ranked = self._ranked
+        if ranked is None:
+            per_bit: dict[int, int] = {}
+            for group, count in self.groups:
+                for bit in bits_of(group):
+                    per_bit[bit] = per_bit.get(bit, 0) + count
+            ranked = tuple(sorted(((a, 1 << b) for b, a in per_bit.items() if a > 0), reverse=True))
+            _set(self, "_ranked", ranked)
+        return ranked
 
     def may_reach(self, chosen: int, pool: int, picks: int) -> bool:
         """Whether ``chosen`` plus ``picks`` nodes of ``pool`` can possibly reach ``minimum``."""
@@ -117,15 +199,47 @@ class Threshold:
         return False
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(_Frozen):
     """Masks within ``universe``, at least ``min_size`` wide, touching every set of ``hits``
     and meeting every threshold. Closed under adding nodes of the universe."""
 
+    __slots__ = ("_nonempty", "hits", "min_size", "thresholds", "universe")
+
     universe: int
-    thresholds: tuple[Threshold, ...] = ()
-    hits: tuple[int, ...] = ()
-    min_size: int = 1
+    thresholds: tuple[Threshold, ...]
+    hits: tuple[int, ...]
+    min_size: int
+    _nonempty: bool | None
+
+    def __init__(
+        self,
+        universe: int,
+        thresholds: tuple[Threshold, ...] = (),
+        hits: tuple[int, ...] = (),
+        min_size: int = 1,
+    ) -> None:
+        _set(self, "universe", universe)
+        _set(self, "thresholds", thresholds)
+        _set(self, "hits", hits)
+        _set(self, "min_size", min_size)
+        _set(self, "_nonempty", None)
+
+    def _key(self) -> tuple[int, tuple[Threshold, ...], tuple[int, ...], int]:
+        return (self.universe, self.thresholds, self.hits, self.min_size)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Family):
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Family(universe={self.universe!r}, thresholds={self.thresholds!r}, "
+            f"hits={self.hits!r}, min_size={self.min_size!r})"
+        )
 
     def contains(self, mask: int) -> bool:
         """Whether ``mask`` is a member."""
@@ -136,10 +250,27 @@ class Family:
                 return False
         return all(t.holds(mask) for t in self.thresholds)
 
-    @cached_property
+    @property
     def nonempty(self) -> bool:
         """Whether any member exists (the universe itself is the widest candidate)."""
-        return self.contains(self.universe)
+        nonempty = self._nonempty
+        if nonempty is None:
+            nonempty = self.contains(self.universe)
+            _set(self, "_nonempty", nonempty)
+        return nonempty
+
+    def single_nodes(self) -> int:
+        """The mask of every node ``n`` whose one-node mask ``{n}`` is a member."""
+        if self.min_size > 1:
+            return 0
+        found = self.universe
+        for hit in self.hits:
+            found &= hit
+        for threshold in self.thresholds:
+            if not found:
+                break
+            found &= threshold.single_nodes()
+        return found
 
     def may_extend(self, chosen: int, pool: int, picks: int) -> bool:
         """Whether some member is ``chosen`` plus exactly ``picks`` nodes of ``pool``."""
@@ -171,11 +302,13 @@ class StructuredHints(Sequence[TopologyHint]):
         "_items",
         "_min_count",
         "_single",
+        "_single_mask",
         "aligned",
         "extras",
         "families",
         "node_ids",
         "preferred_width",
+        "universe",
     )
 
     def __init__(
@@ -186,25 +319,23 @@ class StructuredHints(Sequence[TopologyHint]):
         preferred_width: int = 0,
         aligned: Callable[[int], bool] | None = None,
     ) -> None:
-        self.node_ids = tuple(node_ids)
-        self.families = tuple(f for f in families if f.nonempty)
-        universe = mask_of(self.node_ids)
-        self.extras = frozenset(e for e in extras if e and not e & ~universe)
+        self.node_ids = node_ids = tuple(node_ids)
+        #: Every node a hint may name.
+        self.universe = universe = _universe_of(node_ids)
+        self.families = tuple([f for f in families if f.nonempty])
+        self.extras = (
+            frozenset([e for e in extras if e and not e & ~universe]) if extras else _NO_EXTRAS
+        )
         self.preferred_width = preferred_width
         self.aligned = aligned
         self._items: list[TopologyHint] | None = None
         self._min_count: int | None = None
         self._single: tuple[TopologyHint, ...] | None = None
-        self._extras_by_width: dict[int, list[int]] = {}
-        for extra in sorted(self.extras):
-            self._extras_by_width.setdefault(extra.bit_count(), []).append(extra)
+        self._single_mask: int | None = None
+        # Built on first use: only the merge search and best-hint walks ask by width.
+        self._extras_by_width: dict[int, list[int]] | None = None
 
     # -- rule queries ------------------------------------------------------------------------
-
-    @property
-    def universe(self) -> int:
-        """Every node a hint may name."""
-        return mask_of(self.node_ids)
 
     def contains(self, mask: int) -> bool:
         """Whether ``mask`` is one of the hints."""
@@ -216,12 +347,50 @@ class StructuredHints(Sequence[TopologyHint]):
             return True
         return self.aligned is not None and self.aligned(mask)
 
+    def single_nodes(self) -> int:
+        """The mask of every node ``n`` whose one-node mask ``{n}`` is a hint."""
+        found = 0
+        for extra in self.extras:
+            if not extra & (extra - 1):
+                found |= extra
+        for family in self.families:
+            found |= family.single_nodes()
+        return found
+
+    def preferred_single_nodes(self) -> int:
+        """The mask of every node ``n`` whose one-node hint ``{n}`` is preferred: the hints
+        ``single-numa-node`` keeps (``single_node_preferred`` lists them)."""
+        found = self._single_mask
+        if found is None:
+            found = self._single_mask = self._preferred_single_nodes()
+        return found
+
+    def _preferred_single_nodes(self) -> int:
+        # ``{n}`` is preferred when one node is the preferred width, else only if socket-aligned.
+        by_width = self.preferred_width == 1
+        aligned = self.aligned
+        if not by_width and aligned is None:
+            return 0
+        members = self.single_nodes() & self.universe
+        if by_width or not members or aligned is None:
+            return members
+        return mask_of(n for n in bits_of(members) if aligned(1 << n))
+
+    def _by_width(self) -> dict[int, list[int]]:
+        by_width = self._extras_by_width
+        if by_width is None:
+            by_width = self._extras_by_width = {}
+            for extra in sorted(self.extras):
+                by_width.setdefault(extra.bit_count(), []).append(extra)
+        return by_width
+
     def may_extend(self, chosen: int, pool: int, picks: int) -> bool:
         """Whether some hint is ``chosen`` plus exactly ``picks`` nodes of ``pool``."""
         within = chosen | pool
-        for extra in self._extras_by_width.get(chosen.bit_count() + picks, ()):
-            if extra & chosen == chosen and not extra & ~within:
-                return True
+        if self.extras:
+            for extra in self._by_width().get(chosen.bit_count() + picks, ()):
+                if extra & chosen == chosen and not extra & ~within:
+                    return True
         return any(f.may_extend(chosen, pool, picks) for f in self.families)
 
     def has_superset(self, mask: int) -> bool:
@@ -236,7 +405,7 @@ class StructuredHints(Sequence[TopologyHint]):
     def extras_containing(self, mask: int) -> Iterator[int]:
         """The extras holding every node of ``mask`` (only those at least as wide can)."""
         width = mask.bit_count()
-        for extra_width, extras in self._extras_by_width.items():
+        for extra_width, extras in self._by_width().items():
             if extra_width >= width:
                 for extra in extras:
                     if extra & mask == mask:
@@ -406,18 +575,17 @@ def single_node_preferred(hints: StructuredHints) -> list[TopologyHint]:
     # Providers share one rule between resources (memory and its hugepages): answer once.
     single = hints._single
     if single is None:
+        nodes = hints.preferred_single_nodes()
         single = hints._single = tuple(
-            _single_node_hint(n)
-            for n in hints.node_ids
-            # Both tests are pure; the cheap preference test goes first.
-            if 0 <= n < 64 and hints.preferred(1 << n) and hints.contains(1 << n)
+            single_node_hint(n) for n in hints.node_ids if 0 <= n < 64 and nodes >> n & 1
         )
     return list(single)
 
 
 # Hints are immutable values: one per node serves every admission.
 @lru_cache(maxsize=64)
-def _single_node_hint(node: int) -> TopologyHint:
+def single_node_hint(node: int) -> TopologyHint:
+    """The preferred hint naming only ``node`` (one shared value per node)."""
     return TopologyHint(BitMask(node), True)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Final
 
 ADMISSION_REQUESTS_TOTAL: Final = "kubelet_topology_manager_admission_requests_total"
@@ -79,20 +80,28 @@ class Histogram:
     name: str
     help: str
     buckets: tuple[float, ...]
-    bucket_counts: list[int] = field(default_factory=list)
     sum: float = 0.0
     count: int = 0
+    # Observations per bucket alone (not cumulative): one is counted once, in the narrowest
+    # bucket that holds it, and ``bucket_counts`` adds them up when read.
+    _in_bucket: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.bucket_counts:
-            self.bucket_counts = [0] * len(self.buckets)
+        if not self._in_bucket:
+            self._in_bucket = [0] * len(self.buckets)
+
+    @property
+    def bucket_counts(self) -> list[int]:
+        """Cumulative counts: ``bucket_counts[i]`` observations are <= ``buckets[i]``."""
+        return list(accumulate(self._in_bucket))
 
     def observe(self, value: float) -> None:
         """Record one observation."""
         self.sum += value
         self.count += 1
-        for i in range(bisect_left(self.buckets, value), len(self.buckets)):
-            self.bucket_counts[i] += 1
+        i = bisect_left(self.buckets, value)
+        if i < len(self._in_bucket):
+            self._in_bucket[i] += 1
 
 
 def aligned_compute_resources_counter() -> LabeledCounter:

@@ -24,6 +24,7 @@ from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.hint_sets import (
     StructuredHints,
     bits_of,
+    single_node_hint,
     single_node_preferred,
 )
 from numaplane.node.topologymanager.numa_info import NUMAInfo
@@ -91,13 +92,56 @@ def single_node_merge(
             continue
         all_any = False
         accepted &= singles
-    candidates = accepted & named
+    return _single_node_result(default, accepted & named, all_any)
+
+
+def _single_node_merge_of_answers(
+    default: int, providers_hints: Sequence[ProviderHints]
+) -> tuple[TopologyHint, tuple[int, ...]]:
+    """``single_node_merge(default, filter_single_numa_hints(filter_providers_hints(...)))``
+    read straight from the providers' answers: per resource, whether its filtered list holds a
+    preferred "any" and the mask of the single nodes it names, without building the lists."""
+    accepted = default
+    named = 0
+    all_any = True
+    for answer in providers_hints:
+        if not answer:
+            continue  # "no preference": a preferred "any"
+        for resource_hints in answer.values():
+            if resource_hints is None:
+                continue  # "no preference": a preferred "any"
+            has_any = False
+            if isinstance(resource_hints, StructuredHints):
+                singles = resource_hints.preferred_single_nodes()
+            else:
+                singles = 0
+                for hint in resource_hints:
+                    if not hint.preferred:
+                        continue
+                    mask = hint.numa_affinity
+                    if mask is None:
+                        has_any = True
+                    elif mask.count() == 1:
+                        singles |= mask.value
+            # An empty list becomes "any, not preferred", which the filter drops: no node.
+            singles &= default
+            named |= singles
+            if has_any:
+                continue
+            all_any = False
+            accepted &= singles
+    return _single_node_result(default, accepted & named, all_any)
+
+
+def _single_node_result(
+    default: int, candidates: int, all_any: bool
+) -> tuple[TopologyHint, tuple[int, ...]]:
     if all_any and default & (default - 1) == 0:
         # One node in all: the all-"any" candidate is that single node too.
         candidates |= default
     ties = tuple(bits_of(candidates))
     if ties:
-        return TopologyHint(BitMask(ties[0]), True), ties
+        return single_node_hint(ties[0]), ties
     return TopologyHint(BitMask.from_int(default), all_any), ()
 
 
@@ -128,12 +172,15 @@ class SingleNumaNodePolicy:
         The third value is the tie-break applied, ``None`` when the option is off or fewer than
         two preferred single-node candidates were found.
         """
-        hints = filter_single_numa_hints(filter_providers_hints(providers_hints))
         tie: TieBreak | None = None
-        fast = single_node_merge(self.numa_info.default_affinity.value, hints)
+        default = self.numa_info.default_affinity.value
+        fast = None
+        if _policy.USE_MERGE_SEARCH and default != 0:
+            fast = _single_node_merge_of_answers(default, providers_hints)
         if fast is not None:
             best, tied = fast
         else:
+            hints = filter_single_numa_hints(filter_providers_hints(providers_hints))
             merger = HintMerger(self.numa_info, hints, self.name, self.options)
             if not self.options.prefer_most_allocated_numa_node:
                 best, tied = merger.merge(), ()

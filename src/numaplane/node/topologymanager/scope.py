@@ -66,11 +66,12 @@ class Scope:
         self.store = store if store is not None else AffinityStore()
         self.metrics = metrics if metrics is not None else TopologyManagerMetrics()
         self._providers: list[tuple[str, HintProvider]] = []
+        self._names: tuple[str, ...] = ()  # every admission's explanation names them
 
     @property
     def provider_names(self) -> tuple[str, ...]:
         """Registered providers' names, in registration order."""
-        return tuple(name for name, _ in self._providers)
+        return self._names
 
     @property
     def providers(self) -> tuple[HintProvider, ...]:
@@ -80,6 +81,7 @@ class Scope:
     def add_hint_provider(self, provider: HintProvider, name: str) -> None:
         """Register a provider; it is consulted after those registered before it."""
         self._providers.append((name, provider))
+        self._names = (*self._names, name)
 
     def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
         """The stored hint of a container (``AffinityReader``)."""

@@ -29,6 +29,11 @@ class AffinityStore:
         """The stored hint, or the empty hint ``{any, not preferred}`` when none is stored."""
         return self._hints.get(pod_uid, {}).get(container_name, _EMPTY_HINT)
 
+    def find_affinity(self, pod_uid: str, container_name: str) -> TopologyHint | None:
+        """The stored hint, or ``None`` when none is stored."""
+        containers = self._hints.get(pod_uid)
+        return None if containers is None else containers.get(container_name)
+
     def has_affinity(self, pod_uid: str, container_name: str) -> bool:
         """Whether a hint is stored for the container."""
         return container_name in self._hints.get(pod_uid, {})
