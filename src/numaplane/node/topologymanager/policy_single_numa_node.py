@@ -69,9 +69,7 @@ def single_node_merge(
     """
     if not _policy.USE_MERGE_SEARCH or default == 0:
         return None
-    accepted = default
-    named = 0
-    all_any = True
+    per_resource: list[tuple[bool, int]] = []
     for resource_hints in hints:
         has_any = False
         singles = 0
@@ -86,13 +84,8 @@ def single_node_merge(
             if value & (value - 1):
                 return None
             singles |= value
-        singles &= default
-        named |= singles
-        if has_any:
-            continue
-        all_any = False
-        accepted &= singles
-    return _single_node_result(default, accepted & named, all_any)
+        per_resource.append((has_any, singles))
+    return _fold_single_nodes(default, per_resource)
 
 
 def _single_node_merge_of_answers(
@@ -101,9 +94,7 @@ def _single_node_merge_of_answers(
     """``single_node_merge(default, filter_single_numa_hints(filter_providers_hints(...)))``
     read straight from the providers' answers: per resource, whether its filtered list holds a
     preferred "any" and the mask of the single nodes it names, without building the lists."""
-    accepted = default
-    named = 0
-    all_any = True
+    per_resource: list[tuple[bool, int]] = []
     for answer in providers_hints:
         if not answer:
             continue  # "no preference": a preferred "any"
@@ -124,12 +115,24 @@ def _single_node_merge_of_answers(
                     elif mask.count() == 1:
                         singles |= mask.value
             # An empty list becomes "any, not preferred", which the filter drops: no node.
-            singles &= default
-            named |= singles
-            if has_any:
-                continue
-            all_any = False
-            accepted &= singles
+            per_resource.append((has_any, singles))
+    return _fold_single_nodes(default, per_resource)
+
+
+def _fold_single_nodes(
+    default: int, per_resource: Sequence[tuple[bool, int]]
+) -> tuple[TopologyHint, tuple[int, ...]]:
+    # Per resource: whether its filtered list holds "any", and the single nodes it names.
+    accepted = default
+    named = 0
+    all_any = True
+    for has_any, singles in per_resource:
+        singles &= default
+        named |= singles
+        if has_any:
+            continue
+        all_any = False
+        accepted &= singles
     return _single_node_result(default, accepted & named, all_any)
 
 
