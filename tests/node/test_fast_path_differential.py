@@ -191,7 +191,8 @@ def test_merges_match_on_10_to_12_nodes(nodes: int) -> None:
     # Two rule-based lists (up to 4095 hints each) and a short listed one: the cross product
     # still finishes in seconds.
     from numaplane.node.topologymanager.hint import TopologyHint
-    from numaplane.node.topologymanager.hint_sets import Family, StructuredHints, Threshold
+    from numaplane.node.topologymanager.hint_rules import Family, Threshold
+    from numaplane.node.topologymanager.hint_sets import StructuredHints
     from numaplane.node.topologymanager.numa_info import NUMAInfo
     from numaplane.node.topologymanager.policy import HintMerger
     from numaplane.node.topologymanager.policy_options import PolicyOptions

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numaplane.node.cpumanager.topology import CPUDetails
+from numaplane.node.cpumanager.cpu_details import CPUDetails
 from tests.node.cpumanager.topos import DUAL_SOCKET_MULTI_NUMA_HT
 
 DETAILS = DUAL_SOCKET_MULTI_NUMA_HT.details

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from numaplane.node.cpumanager.topology import CPUDetails, CPUInfo, CPUTopology
+from numaplane.node.cpumanager.cpu_details import CPUDetails, CPUInfo
+from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import NodeError
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.model import CPU, Machine, NUMANode

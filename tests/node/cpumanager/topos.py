@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from numaplane.node.cpumanager.topology import CPUDetails, CPUInfo, CPUTopology
+from numaplane.node.cpumanager.cpu_details import CPUDetails, CPUInfo
+from numaplane.node.cpumanager.topology import CPUTopology
 
 
 def grid(

@@ -10,12 +10,8 @@ import pytest
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_sets import (
-    Family,
-    StructuredHints,
-    Threshold,
-    single_node_preferred,
-)
+from numaplane.node.topologymanager.hint_rules import Family, Threshold
+from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_preferred
 from numaplane.node.topologymanager.policy import filter_providers_hints
 from numaplane.node.topologymanager.policy_single_numa_node import (
     _single_node_merge_of_answers,

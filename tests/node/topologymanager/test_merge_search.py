@@ -15,7 +15,8 @@ import pytest
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_sets import Family, StructuredHints, Threshold
+from numaplane.node.topologymanager.hint_rules import Family, Threshold
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.merge_search import search_merge
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy import HintMerger

@@ -5,6 +5,7 @@ from numaplane.node.cpumanager.cpu_assignment import (
     CPUSortingStrategy,
     take_by_topology_numa_packed,
 )
+from numaplane.node.cpumanager.cpu_details import CPUDetails, CPUInfo
 from numaplane.node.cpumanager.errors import SMTAlignmentError
 from numaplane.node.cpumanager.manager import CPUManager, new_policy
 from numaplane.node.cpumanager.metrics import CPUManagerMetrics
@@ -14,7 +15,7 @@ from numaplane.node.cpumanager.policy_none import NonePolicy
 from numaplane.node.cpumanager.policy_options import FeatureGates, GateReader, StaticPolicyOptions
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.state import InMemoryState, State, StateReader
-from numaplane.node.cpumanager.topology import CPUDetails, CPUInfo, CPUTopology
+from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.cpumanager.topology_hints import guaranteed_cpus, pod_guaranteed_cpus
 
 __all__ = [

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 
-from numaplane.node.cpumanager.topology import CORE, NUMA, SOCKET, UNCORE, CPUDetails, CPUTopology
+from numaplane.node.cpumanager.cpu_details import CORE, NUMA, SOCKET, UNCORE, CPUDetails
+from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import NodeError
 from numaplane.topology.cpuset import CPUSet
 

@@ -21,12 +21,8 @@ from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.cpumanager.topology_hints import is_hint_socket_aligned
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_sets import (
-    Family,
-    StructuredHints,
-    Threshold,
-    min_width_meeting,
-)
+from numaplane.node.topologymanager.hint_rules import Family, Threshold, min_width_meeting
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.topology.cpuset import CPUSet
 
 #: Rules kept per topology before the memo starts afresh (keys are small; this bounds memory).

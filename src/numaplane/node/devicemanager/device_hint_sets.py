@@ -13,13 +13,8 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from numaplane.node.devicemanager.device import ResourcePool
-from numaplane.node.topologymanager.hint_sets import (
-    Family,
-    StructuredHints,
-    Threshold,
-    mask_of,
-    min_width_meeting,
-)
+from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 
 
 def _grouped(masks: list[int], minimum: int) -> Threshold:

@@ -15,14 +15,14 @@ from numaplane.node.memorymanager.state import NUMANodeMap
 from numaplane.node.memorymanager.topology_hints import ReusableLookup, _respects_grouping
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_sets import (
+from numaplane.node.topologymanager.hint_rules import (
     Family,
-    StructuredHints,
     Threshold,
     bits_of,
     mask_of,
     min_width_meeting,
 )
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 
 
 def memory_hint_sets(

@@ -33,7 +33,8 @@ from itertools import product
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_sets import Family, StructuredHints, bits_of
+from numaplane.node.topologymanager.hint_rules import Family, bits_of
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 
 Prefix = Callable[[int, int, int], bool]

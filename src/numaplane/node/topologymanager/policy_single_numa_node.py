@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from numaplane.node.topologymanager import policy as _policy
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.hint_rules import bits_of
 from numaplane.node.topologymanager.hint_sets import (
     StructuredHints,
-    bits_of,
     single_node_hint,
     single_node_preferred,
 )
