@@ -82,7 +82,7 @@ class StructuredHints(Sequence[TopologyHint]):
         )
         self.preferred_width = preferred_width
         self.aligned = aligned
-        self._items: list[TopologyHint] | None = None
+        self._items: tuple[TopologyHint, ...] | None = None
         self._min_count: int | None = None
         self._single: tuple[TopologyHint, ...] | None = None
         self._single_mask: int | None = None
@@ -187,15 +187,18 @@ class StructuredHints(Sequence[TopologyHint]):
 
     # -- the list view -----------------------------------------------------------------------
 
-    def materialize(self) -> list[TopologyHint]:
-        """The exhaustive list: every hint in ``bit_mask_subsets`` order with its flag."""
+    def materialize(self) -> tuple[TopologyHint, ...]:
+        """The exhaustive list: every hint in ``bit_mask_subsets`` order with its flag.
+
+        A tuple: rules are cached and shared between admissions (and nodes), so what they hand
+        out must not be editable."""
         if self._items is None:
             items: list[TopologyHint] = []
             for mask in bit_mask_subsets(self.node_ids):
                 value = mask.value
                 if self.contains(value):
                     items.append(TopologyHint(mask, self.preferred(value)))
-            self._items = items
+            self._items = tuple(items)
         return self._items
 
     @overload
