@@ -17,12 +17,10 @@ from collections.abc import Set as AbstractSet
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numaplane.node.devicemanager.allocation import filter_by_affinity
+from numaplane.node.devicemanager.allocation import filter_by_affinity, filter_per_device
 from numaplane.node.devicemanager.device import (
-    NODE_WITHOUT_TOPOLOGY,
     Device,
     ResourcePool,
-    device_id_key,
     sorted_ids,
 )
 from numaplane.node.devicemanager.device_hint_sets import device_hint_set
@@ -92,37 +90,7 @@ def _reference_filter(
     affinity = hint.numa_affinity
     if affinity is None or not any(d.has_topology for d in pool.devices.values()):
         return [], [], sorted_ids(available)
-
-    def nodes_of(device_id: str) -> tuple[int, ...]:
-        device = pool.devices.get(device_id)
-        return device.numa_keys() if device is not None else (NODE_WITHOUT_TOPOLOGY,)
-
-    per_node: dict[int, set[str]] = {}
-    for device_id in available:
-        for node in nodes_of(device_id):
-            per_node.setdefault(node, set()).add(device_id)
-
-    def node_order(node: int) -> tuple[int, int, int]:
-        if affinity.is_set(node):
-            group = 0
-        elif node == NODE_WITHOUT_TOPOLOGY:
-            group = 2
-        else:
-            group = 1
-        return group, len(per_node[node]), node
-
-    rank = {node: pos for pos, node in enumerate(sorted(per_node, key=node_order))}
-    first_node = {d: min(nodes_of(d), key=rank.__getitem__) for d in available}
-    groups: tuple[list[str], list[str], list[str]] = ([], [], [])
-    for device_id in sorted(available, key=lambda d: (rank[first_node[d]], device_id_key(d))):
-        node = first_node[device_id]
-        if node == NODE_WITHOUT_TOPOLOGY:
-            groups[2].append(device_id)
-        elif affinity.is_set(node):
-            groups[0].append(device_id)
-        else:
-            groups[1].append(device_id)
-    return groups
+    return filter_per_device(pool, available, affinity)
 
 
 @given(

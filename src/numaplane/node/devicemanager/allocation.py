@@ -80,7 +80,7 @@ class _Split:
         else:
             counts = self._index.count_by_keys(available)
         if counts is None:
-            self._ready = _filter_unknown(pool, available, affinity)
+            self._ready = filter_per_device(pool, available, affinity)
             return
         self._plan = _plan(counts, affinity.value, self._index.single_node)
 
@@ -133,11 +133,14 @@ def _group(node: int, affinity: int) -> int:
     return WITHOUT if node == NODE_WITHOUT_TOPOLOGY else UNALIGNED
 
 
-def _filter_unknown(
+def filter_per_device(
     pool: ResourcePool, available: AbstractSet[str], affinity: BitMask
 ) -> tuple[list[str], list[str], list[str]]:
-    # ``available`` names ids the pool does not know (only possible for direct callers): they
-    # count as devices without NUMA locality, device by device.
+    """``filter_by_affinity`` for a non-nil affinity on a resource with NUMA information,
+    device by device: the definition the counting fast path is tested against, and the path
+    taken when ``available`` names ids the pool does not know (only direct callers can); those
+    count as devices without NUMA locality."""
+
     def nodes_of(device_id: str) -> tuple[int, ...]:
         device = pool.devices.get(device_id)
         return device.numa_keys() if device is not None else (NODE_WITHOUT_TOPOLOGY,)
