@@ -63,7 +63,7 @@ class CPUSet:
         if mask < 0:
             raise CPUSetParseError(f"a CPU mask must be non-negative, got {mask}")
         if mask.bit_length() > MASK_LIMIT:
-            return cls(_bits(mask))
+            return cls(set_bits(mask))
         return _of_mask(mask)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -239,7 +239,7 @@ class CPUSet:
         ordered = self._sorted
         if ordered is None:
             mask = self._mask
-            ordered = _bits(mask) if mask is not None else tuple(sorted(self._frozen()))
+            ordered = set_bits(mask) if mask is not None else tuple(sorted(self._frozen()))
             object.__setattr__(self, "_sorted", ordered)
         return ordered
 
@@ -287,8 +287,9 @@ def _as_ids(other: Iterable[int]) -> Iterable[int]:
     return other._frozen() if isinstance(other, CPUSet) else other
 
 
-def _bits(mask: int) -> tuple[int, ...]:
-    """Set bits of ``mask``, ascending."""
+def set_bits(mask: int) -> tuple[int, ...]:
+    """Set bits of a non-negative integer ``mask``, ascending (CPU ids of a CPU mask, NUMA node
+    ids of a NUMA mask)."""
     if mask.bit_count() <= 8:
         # Few bits: peel the lowest one at a time.
         out: list[int] = []

@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
+from numaplane.cpuset import set_bits
 from numaplane.node.memorymanager.state import NUMANodeMap
 from numaplane.node.memorymanager.topology_hints import ReusableLookup, _respects_grouping
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_rules import (
-    Family,
-    Threshold,
-    bits_of,
-    mask_of,
-    min_width_meeting,
-)
+from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 
 
@@ -108,7 +103,7 @@ def _qualifies(
     universe is in the machine state, so its sums read the per-node rows."""
     if not mask or mask & ~universe:
         return False
-    bits = bits_of(mask)
+    bits = set_bits(mask)
     rows = [position[bit] for bit in bits]
     for k, size in enumerate(requests.values()):
         if sum(allocatable[row][k] for row in rows) < size:
@@ -171,7 +166,7 @@ def best_structured_hint(hints: StructuredHints, within: int = 0) -> TopologyHin
     universe = hints.universe
     if within & ~universe:
         return None
-    nodes = bits_of(universe & ~within)
+    nodes = set_bits(universe & ~within)
     base = within.bit_count()
     pools = [0]
     for bit in nodes:

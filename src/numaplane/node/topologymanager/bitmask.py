@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
+from numaplane.cpuset import set_bits
 from numaplane.errors import NumaplaneError
 
 MAX_BITS: Final = 64
@@ -103,13 +104,7 @@ class BitMask:
     @property
     def bits(self) -> tuple[int, ...]:
         """Set bits in ascending order."""
-        v = self._value
-        out: list[int] = []
-        while v:
-            low = v & -v
-            out.append(low.bit_length() - 1)
-            v ^= low
-        return tuple(out)
+        return set_bits(self._value)
 
     def get_bits(self) -> list[int]:
         """Set bits in ascending order, as a list (upstream ``GetBits``)."""

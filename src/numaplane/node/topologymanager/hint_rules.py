@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 
+from numaplane.cpuset import set_bits
+
 
 def mask_of(bits: Sequence[int] | Iterator[int]) -> int:
     """The integer mask of node ids 0-63 (ids outside that range are left out)."""
@@ -20,16 +22,6 @@ def mask_of(bits: Sequence[int] | Iterator[int]) -> int:
         if 0 <= bit < 64:
             value |= 1 << bit
     return value
-
-
-def bits_of(value: int) -> list[int]:
-    """Set bits of an integer mask, ascending."""
-    out: list[int] = []
-    while value:
-        low = value & -value
-        out.append(low.bit_length() - 1)
-        value ^= low
-    return out
 
 
 # Thresholds and families are built several times per admission by every provider, so they
@@ -153,7 +145,7 @@ class Threshold(_Frozen):
         if ranked is None:
             per_bit: dict[int, int] = {}
             for group, count in self.groups:
-                for bit in bits_of(group):
+                for bit in set_bits(group):
                     per_bit[bit] = per_bit.get(bit, 0) + count
             ranked = tuple(sorted(((a, 1 << b) for b, a in per_bit.items() if a > 0), reverse=True))
             _set(self, "_ranked", ranked)
@@ -268,7 +260,7 @@ class Family(_Frozen):
 
 def family_has_width(family: Family, universe: int, width: int) -> bool:
     """Whether the family has a member exactly ``width`` wide (depth-first, pruned)."""
-    nodes = bits_of(universe & family.universe)
+    nodes = set_bits(universe & family.universe)
     prefix = [0]
     for bit in nodes:
         prefix.append(prefix[-1] | 1 << bit)

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import overload
 
+from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_rules import (
     Family,
-    bits_of,
     family_has_width,
     mask_of,
     masks_of_width,
@@ -128,7 +128,7 @@ class StructuredHints(Sequence[TopologyHint]):
         members = self.single_nodes() & self.universe
         if by_width or not members or aligned is None:
             return members
-        return mask_of(n for n in bits_of(members) if aligned(1 << n))
+        return mask_of(n for n in set_bits(members) if aligned(1 << n))
 
     def _by_width(self) -> dict[int, list[int]]:
         by_width = self._extras_by_width
@@ -239,7 +239,7 @@ class StructuredHints(Sequence[TopologyHint]):
         """Up to ``limit`` narrowest hints (fewest nodes, then smallest mask value)."""
         found: list[TopologyHint] = []
         universe = self.universe
-        nodes = bits_of(universe)
+        nodes = set_bits(universe)
         width = self.min_count()
         while width and width <= len(nodes) and len(found) < limit:
             for value in masks_of_width(nodes, width):

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import product
 
+from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_rules import Family, bits_of
+from numaplane.node.topologymanager.hint_rules import Family
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 
@@ -174,7 +175,7 @@ class MergeSearch:
         if listed is None:
             listed = {
                 1 << n
-                for n in bits_of(self.default)
+                for n in set_bits(self.default)
                 if all(self._accepts_preferred(h, 1 << n) for h in self.lists)
             }
         return {m.bit_length() - 1 for m in listed if m and not m & (m - 1)}
@@ -247,7 +248,7 @@ class MergeSearch:
         found = self._droppable_cache.get(id(family))
         if found is None:
             found = 0
-            for bit in bits_of(family.universe):
+            for bit in set_bits(family.universe):
                 if family.contains(family.universe & ~(1 << bit)):
                     found |= 1 << bit
             self._droppable_cache[id(family)] = found
@@ -297,7 +298,7 @@ class MergeSearch:
 
         ``prefix`` prunes: it is asked whether anything may follow a partial choice.
         """
-        nodes = bits_of(allowed)
+        nodes = set_bits(allowed)
         if width <= 0 or len(nodes) < width:
             return None
         pools = [0]
@@ -325,7 +326,7 @@ class MergeSearch:
     def _closest_search(
         self,
         width: int,
-        nodes: list[int],
+        nodes: Sequence[int],
         pools: list[int],
         prefix: Prefix,
         leaf: Callable[[int], bool],
@@ -338,13 +339,13 @@ class MergeSearch:
         def bound(chosen: int, pool: int, picks: int) -> float:
             if rows is None:
                 return float("-inf")
-            chosen_bits = bits_of(chosen)
+            chosen_bits = set_bits(chosen)
             total = sum(rows[i][j] for i in chosen_bits for j in chosen_bits)
             if picks == 0:
                 return total / scale
             adds = sorted(
                 rows[x][x] + sum(rows[x][c] + rows[c][x] for c in chosen_bits)
-                for x in bits_of(pool)
+                for x in set_bits(pool)
             )
             return (total + sum(adds[:picks]) + picks * (picks - 1) * min(low, 0)) / scale
 
@@ -388,7 +389,7 @@ def _cover(need: int, families: list[Family]) -> bool:
     for family in families:
         if family.contains(family.universe & ~need):
             return True
-    bits = bits_of(need)
+    bits = set_bits(need)
     taken = [0] * len(families)
     failed: set[tuple[int, tuple[int, ...]]] = set()
 
@@ -420,7 +421,7 @@ def _cover(need: int, families: list[Family]) -> bool:
 
 def _dense_rows(numa_info: NUMAInfo, default: int) -> dict[int, dict[int, int]] | None:
     """Distances between the machine's nodes for bounds; ``None`` when any is unknown."""
-    nodes = bits_of(default)
+    nodes = set_bits(default)
     rows: dict[int, dict[int, int]] = {}
     for i in nodes:
         row = numa_info.distances.get(i)

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager import policy as _policy
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_rules import bits_of
 from numaplane.node.topologymanager.hint_sets import (
     StructuredHints,
     single_node_hint,
@@ -142,7 +142,7 @@ def _single_node_result(
     if all_any and default & (default - 1) == 0:
         # One node in all: the all-"any" candidate is that single node too.
         candidates |= default
-    ties = tuple(bits_of(candidates))
+    ties = tuple(set_bits(candidates))
     if ties:
         return single_node_hint(ties[0]), ties
     return TopologyHint(BitMask.from_int(default), all_any), ()
