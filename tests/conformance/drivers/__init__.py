@@ -40,6 +40,7 @@ DRIVERS: tuple[DriverSpec, ...] = (
     DriverSpec("devicemanager topology hints", "device_hints"),
     DriverSpec("cpu_manager_state checkpoint", "checkpoints"),
     DriverSpec("memory_manager_state checkpoint", "memory_checkpoints"),
+    DriverSpec("policy Name() of every manager", "policy_basics"),
 )
 
 
