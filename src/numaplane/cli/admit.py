@@ -124,7 +124,9 @@ Examples:
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Continue from, and checkpoint to, this directory (kubelet-format cpu_manager_state, "
-    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods).",
+    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods). A V1 "
+    "cpu_manager_state (keyed by container ID) is migrated through the containerIDs in the "
+    "pods' status.containerStatuses.",
 )
 @click.option(
     "--devices",
