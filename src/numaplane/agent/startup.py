@@ -41,7 +41,7 @@ from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Node
-from numaplane.node.checkpoint import CheckpointError, CheckpointStore
+from numaplane.node.checkpoint import CheckpointError, CheckpointStore, container_map
 from numaplane.node.cpumanager.state_checkpoint import CheckpointState as CPUState
 from numaplane.node.devicemanager.state_checkpoint import CheckpointState as DeviceState
 from numaplane.node.memorymanager.state_checkpoint import CheckpointState as MemoryState
@@ -81,12 +81,6 @@ class Restored:
 def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> Restored:
     """Open ``state_dir`` and rebuild the node; ``AgentStateError`` when it is unusable."""
     ensure_writable_dir(state_dir)
-    try:
-        states = open_node_states(
-            state_dir, config.cpu_manager_policy, config.memory_manager_policy
-        )
-    except CheckpointError as err:
-        raise AgentStateError(err.source or str(state_dir), _with_advice(str(err))) from err
     store = CheckpointStore(state_dir)
     pod_records = PodRecords(store)
     process_records = ProcessRecords(store)
@@ -97,6 +91,17 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
         raise AgentStateError(err.source or str(state_dir), _with_advice(err.reason)) from err
     except CheckpointError as err:
         raise AgentStateError(err.source or str(state_dir), str(err)) from err
+    try:
+        # The recorded pods stand for the kubelet's runtime: their container IDs are the
+        # container map a CPU manager checkpoint of the V1 layout is migrated through.
+        states = open_node_states(
+            state_dir,
+            config.cpu_manager_policy,
+            config.memory_manager_policy,
+            initial_containers=container_map(pods),
+        )
+    except CheckpointError as err:
+        raise AgentStateError(err.source or str(state_dir), _with_advice(str(err))) from err
     recorded = {p.uid for p in pods}
     if config.cpu_manager_policy == "static":
         repair_torn_cpu_state(states.cpu, recorded, machine, config)

@@ -200,6 +200,7 @@ def pod_from_dict(obj: Mapping[str, Any], source: str, path_prefix: str = "") ->
     if qos_text:
         reader.check_choice(qos_text, tuple(c.value for c in QOSClass), "status.qosClass")
         qos = QOSClass(qos_text)
+    container_ids = _container_ids(reader, status, seen)
 
     return Pod(
         name=name,
@@ -215,7 +216,37 @@ def pod_from_dict(obj: Mapping[str, Any], source: str, path_prefix: str = "") ->
         labels=labels,
         annotations=annotations,
         node_name=node_name,
+        container_ids=container_ids,
     )
+
+
+def _container_ids(reader: _Reader, status: Mapping[str, Any], names: set[str]) -> dict[str, str]:
+    """``status.{initContainerStatuses,containerStatuses}[].containerID`` by container name.
+
+    The runtime's IDs (``<type>://<id>``, checked as the kubelet's ``ParseContainerID`` does) are
+    what the kubelet's container map holds; a status without an ID (not created yet) is skipped.
+    """
+    ids: dict[str, str] = {}
+    for key in ("initContainerStatuses", "containerStatuses"):
+        entries = status.get(key)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            reader.fail(f"status.{key}", f"expected a list, got {_describe(entries)}")
+        for index, entry in enumerate(entries):
+            path = f"status.{key}[{index}]"
+            if not isinstance(entry, Mapping):
+                reader.fail(path, f"expected a mapping, got {_describe(entry)}")
+            name = reader.string(entry, "name", f"{path}.name", required=True)
+            if name not in names:
+                reader.fail(f"{path}.name", f"no container named {name!r} in the spec")
+            container_id = reader.string(entry, "containerID", f"{path}.containerID")
+            if not container_id:
+                continue
+            if len(container_id.split("://")) != 2:
+                reader.fail(f"{path}.containerID", f"invalid container ID: {container_id!r}")
+            ids[name] = container_id
+    return ids
 
 
 def _describe(value: Any) -> str:
@@ -405,8 +436,20 @@ def pod_to_manifest(pod: Pod) -> dict[str, Any]:
     if pod.resources is not None:
         spec["resources"] = _resources_to_manifest(pod.resources)
     doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    status: dict[str, Any] = {}
     if pod.status_qos_class is not None:
-        doc["status"] = {"qosClass": pod.status_qos_class.value}
+        status["qosClass"] = pod.status_qos_class.value
+    init_names = {c.name for c in pod.init_containers}
+    for key, group in (("initContainerStatuses", True), ("containerStatuses", False)):
+        statuses = [
+            {"name": name, "containerID": cid}
+            for name, cid in pod.container_ids.items()
+            if (name in init_names) == group
+        ]
+        if statuses:
+            status[key] = statuses
+    if status:
+        doc["status"] = status
     return doc
 
 

@@ -240,6 +240,9 @@ class Pod:
     ``status_qos_class`` is the QoS class recorded in the pod's status; when set it wins over the
     computed class, as upstream ``GetPodQOS`` does. ``resources`` holds pod-level resources
     (``spec.resources``) and ``overhead`` the RuntimeClass overhead (``spec.overhead``).
+    ``container_ids`` maps a container name to the runtime's ID of it (``containerd://<id>``, from
+    ``status.containerStatuses``): what the kubelet's container map knows, needed to migrate a
+    CPU manager checkpoint of the V1 layout.
     """
 
     name: str
@@ -255,6 +258,7 @@ class Pod:
     labels: Mapping[str, str] = field(default_factory=lambda: _freeze_text(None))
     annotations: Mapping[str, str] = field(default_factory=lambda: _freeze_text(None))
     node_name: str | None = None
+    container_ids: Mapping[str, str] = field(default_factory=lambda: _freeze_text(None))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "containers", tuple(self.containers))
@@ -262,6 +266,7 @@ class Pod:
         object.__setattr__(self, "overhead", _freeze(self.overhead))
         object.__setattr__(self, "labels", _freeze_text(self.labels))
         object.__setattr__(self, "annotations", _freeze_text(self.annotations))
+        object.__setattr__(self, "container_ids", _freeze_text(self.container_ids))
 
     def __hash__(self) -> int:
         return hash((self.uid, self.namespace, self.name, self.containers, self.init_containers))
@@ -283,6 +288,7 @@ class Pod:
             and dict(self.labels) == dict(other.labels)
             and dict(self.annotations) == dict(other.annotations)
             and self.node_name == other.node_name
+            and dict(self.container_ids) == dict(other.container_ids)
         )
 
     @cached_property

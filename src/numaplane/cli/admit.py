@@ -24,7 +24,7 @@ from numaplane.api.pod import Pod
 from numaplane.cli.options import machine_option
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Admission, Node, NodeStates
-from numaplane.node.checkpoint import CheckpointStore
+from numaplane.node.checkpoint import CheckpointStore, container_map
 from numaplane.node.devicemanager.inventory import (
     DEFAULT_PCI_RULES,
     PCIRule,
@@ -34,7 +34,7 @@ from numaplane.node.devicemanager.inventory import (
 )
 from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.podrecords import PodRecords
-from numaplane.node.statedir import open_node_states
+from numaplane.node.statedir import ensure_writable_dir, open_node_states
 from numaplane.topology.model import Machine
 
 OUTPUTS = ("table", "json", "yaml")
@@ -66,6 +66,7 @@ def _session(
     state_dir: Path | None,
     inventory: Path | None,
     rules: Sequence[str],
+    known_pods: Sequence[Pod] = (),
 ) -> Iterator[_Session]:
     config = (
         load_kubelet_config(config_path)
@@ -75,12 +76,20 @@ def _session(
     sources = _device_sources(machine, inventory, rules)
     label = str(config_path) if config_path is not None else "kubelet defaults"
     records: PodRecords | None = None
+    recorded: list[Pod] = []
     states = NodeStates()
     if state_dir is not None:
-        states = open_node_states(
-            state_dir, config.cpu_manager_policy, config.memory_manager_policy
-        )
+        ensure_writable_dir(state_dir)
         records = PodRecords(CheckpointStore(state_dir))
+        recorded = records.load()
+        # The kubelet's container map: the containers of every pod known here, so that a CPU
+        # manager checkpoint of the V1 layout (keyed by container ID) can be migrated.
+        states = open_node_states(
+            state_dir,
+            config.cpu_manager_policy,
+            config.memory_manager_policy,
+            initial_containers=container_map([*recorded, *known_pods]),
+        )
     try:
         node = Node(machine, config, device_sources=sources, states=states)
     except InputError:
@@ -88,9 +97,8 @@ def _session(
     except NumaplaneError as err:
         # The kubelet refuses to start with this configuration (or this state): say which.
         raise InputError(label, str(err)) from err
-    if records is not None:
-        for pod in records.load():
-            node.adopt(pod)
+    for pod in recorded:
+        node.adopt(pod)
     yield _Session(node, records)
 
 
@@ -116,7 +124,9 @@ Examples:
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Continue from, and checkpoint to, this directory (kubelet-format cpu_manager_state, "
-    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods).",
+    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods). A V1 "
+    "cpu_manager_state (keyed by container ID) is migrated through the containerIDs in the "
+    "pods' status.containerStatuses.",
 )
 @click.option(
     "--devices",
@@ -163,7 +173,7 @@ def admit(
                 )
             first_seen[pod.uid] = path
             to_admit.append(pod)
-    with _session(machine, config_path, state_dir, inventory, rules) as session:
+    with _session(machine, config_path, state_dir, inventory, rules, to_admit) as session:
         for pod in to_admit:
             if pod.uid in {p.uid for p in session.node.pods}:
                 raise InputError(

@@ -5,7 +5,8 @@ are ``gocodec``/``gojson`` and each manager's ``checkpoint`` module); this modul
 they share: the errors, worded as upstream, and ``CheckpointStore``, which writes a file
 atomically (temporary file in the same directory, fsync, rename, fsync of the directory),
 and ``CheckpointedState``/``PolicyCheckpointedState``, the mechanics of the managers'
-``state_checkpoint`` backends (an in-memory cache mirrored to one file after every change).
+``state_checkpoint`` backends (an in-memory cache mirrored to one file after every change),
+and the kubelet's container map, through which an old CPU manager checkpoint is migrated.
 The rest of ``numaplane.node`` stays pure: what persists state (the managers'
 ``state_checkpoint`` backends, ``statedir``, ``podrecords``) goes through ``CheckpointStore``.
 """
@@ -17,11 +18,12 @@ import os
 import re
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar
 
+from numaplane.api.pod import Pod
 from numaplane.errors import NumaplaneError
 from numaplane.node.gocodec import go_percent_q
 
@@ -262,3 +264,24 @@ def drain_hint(manager: str, path: str) -> str:
         f"please drain this node and delete the {manager} checkpoint file "
         f"{go_percent_q(path)} before restarting Kubelet"
     )
+
+
+# -- the container map -----------------------------------------------------------------------
+
+ContainerMap = Mapping[str, tuple[str, str]]
+"""The kubelet's ``containermap.ContainerMap``: runtime container ID → (pod UID, container name)."""
+
+
+def container_map(pods: Iterable[Pod]) -> dict[str, tuple[str, str]]:
+    """The container map the kubelet builds from its runtime at start, from the pods' status.
+
+    Upstream (``buildContainerMapAndRunningSetFromRuntime``) maps every container the runtime
+    knows; numaplane has no runtime to ask, so the IDs are those the pods' status reports
+    (``Pod.container_ids``), keyed without their ``<type>://`` prefix as the runtime names them.
+    This is the map a CPU manager checkpoint of the V1 layout is migrated through.
+    """
+    result: dict[str, tuple[str, str]] = {}
+    for pod in pods:
+        for name, container_id in pod.container_ids.items():
+            result[container_id.partition("://")[2] or container_id] = (pod.uid, name)
+    return result

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from numaplane.errors import InputError
 from numaplane.node.admission import NodeStates
+from numaplane.node.checkpoint import ContainerMap
 from numaplane.node.cpumanager.state_checkpoint import CheckpointState as CPUCheckpointState
 from numaplane.node.devicemanager.state_checkpoint import (
     CheckpointState as DeviceCheckpointState,
@@ -52,8 +53,17 @@ def ensure_writable_dir(path: Path) -> None:
     Path(probe).unlink(missing_ok=True)
 
 
-def open_node_states(state_dir: Path, cpu_policy: str, memory_policy: str) -> NodeStates:
+def open_node_states(
+    state_dir: Path,
+    cpu_policy: str,
+    memory_policy: str,
+    *,
+    initial_containers: ContainerMap | None = None,
+) -> NodeStates:
     """The checkpointed states of ``state_dir`` (created if missing) for the given policies.
+
+    ``initial_containers`` is the kubelet's container map (``checkpoint.container_map``), through
+    which a CPU manager checkpoint of the V1 layout is migrated.
 
     Raises ``StateDirError`` when the directory cannot be created or written, and the
     managers' ``CheckpointRestoreError`` (with the file in ``source``) when a CPU or memory
@@ -62,7 +72,7 @@ def open_node_states(state_dir: Path, cpu_policy: str, memory_policy: str) -> No
     """
     ensure_writable_dir(state_dir)
     return NodeStates(
-        cpu=CPUCheckpointState.open(state_dir, cpu_policy),
+        cpu=CPUCheckpointState.open(state_dir, cpu_policy, initial_containers=initial_containers),
         memory=MemoryCheckpointState.open(state_dir, memory_policy),
         devices=DeviceCheckpointState.open(state_dir),
     )

@@ -1,9 +1,8 @@
 """Conformance drivers: one module per vector area.
 
 A vector file's ``area`` is matched against ``DRIVERS`` by prefix; the driver module's
-``run(vector, ctx)`` raises ``AssertionError`` on any mismatch. An area with no driver fails,
-except one whose driver a later open issue owns: that is skipped naming the issue, until the
-module exists.
+``run(vector, ctx)`` raises ``AssertionError`` on any mismatch, and on an operation it does not
+know. An area with no driver fails; nothing is skipped.
 """
 
 from __future__ import annotations
@@ -24,28 +23,25 @@ class DriverSpec:
 
     area_prefix: str
     module: str
-    owner_issue: int
 
 
 DRIVERS: tuple[DriverSpec, ...] = (
-    DriverSpec("topologymanager/bitmask", "bitmask", 3),
-    DriverSpec("Topology Manager policy Merge", "merge_policies", 3),
-    DriverSpec("Topology Manager HintMerger", "hint_merger", 3),
-    DriverSpec("topologymanager NUMAInfo", "numa_info", 3),
-    DriverSpec("Topology Manager admission", "admission", 3),
-    DriverSpec("cpumanager cpu_assignment.go", "cpu_assignment", 4),
-    DriverSpec("cpumanager static policy hint generation", "cpu_topology_hints", 4),
-    DriverSpec("cpumanager static policy Allocate", "static_policy_allocate", 4),
-    DriverSpec("cpumanager static policy lifecycle", "static_policy_lifecycle", 4),
-    DriverSpec("memory manager static policy: GetTopologyHints", "memory_hints", 4),
-    DriverSpec("memory manager static policy: New/Start", "memory_allocate", 4),
-    DriverSpec("devicemanager topology hints", "device_hints", 4),
-    DriverSpec("cpu_manager_state checkpoint", "checkpoints", 4),
-    DriverSpec("memory_manager_state checkpoint", "memory_checkpoints", 4),
+    DriverSpec("topologymanager/bitmask", "bitmask"),
+    DriverSpec("Topology Manager policy Merge", "merge_policies"),
+    DriverSpec("Topology Manager HintMerger", "hint_merger"),
+    DriverSpec("topologymanager NUMAInfo", "numa_info"),
+    DriverSpec("Topology Manager admission", "admission"),
+    DriverSpec("cpumanager cpu_assignment.go", "cpu_assignment"),
+    DriverSpec("cpumanager static policy hint generation", "cpu_topology_hints"),
+    DriverSpec("cpumanager static policy Allocate", "static_policy_allocate"),
+    DriverSpec("cpumanager static policy lifecycle", "static_policy_lifecycle"),
+    DriverSpec("memory manager static policy: GetTopologyHints", "memory_hints"),
+    DriverSpec("memory manager static policy: New/Start", "memory_allocate"),
+    DriverSpec("devicemanager topology hints", "device_hints"),
+    DriverSpec("cpu_manager_state checkpoint", "checkpoints"),
+    DriverSpec("memory_manager_state checkpoint", "memory_checkpoints"),
+    DriverSpec("policy Name() of every manager", "policy_basics"),
 )
-
-# Issues still open that own drivers; once a driver module exists it always runs.
-OPEN_LATER_ISSUES: frozenset[int] = frozenset({4})
 
 
 class Driver(Protocol):
@@ -79,12 +75,6 @@ def find_spec(area: str) -> DriverSpec | None:
     return None
 
 
-def load_driver(spec: DriverSpec) -> ModuleType | None:
-    """Import the driver module, or ``None`` if it does not exist yet."""
-    name = f"{__name__}.{spec.module}"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return None
+def load_driver(spec: DriverSpec) -> ModuleType:
+    """Import the driver module (an import error fails the vector)."""
+    return importlib.import_module(f"{__name__}.{spec.module}")

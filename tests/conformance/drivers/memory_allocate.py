@@ -31,6 +31,11 @@ from tests.conformance.drivers.memory_hints import (
 )
 
 
+def _name(inp: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+    policy, _ = new_policy_and_state(inp)
+    assert policy.name == expected["name"], f"name {policy.name!r}"
+
+
 def _start(inp: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
     err: MemoryManagerError | None = None
     try:
@@ -139,6 +144,7 @@ OPS: dict[str, Op] = {
     "Start": _start,
     "Allocate": _allocate,
     "RemoveContainer": _remove_container,
+    "Name": _name,
     "validateReservedMemory": _validate_reserved_memory,
     "convertReserved": _convert_reserved,
     "getSystemReservedMemory": _get_system_reserved_memory,

@@ -1,4 +1,4 @@
-"""Driver for ``merge_policies.json``: ``Merge`` of each policy and ``canAdmitPodResult``.
+"""Driver for ``merge_policies.json``: ``Merge``, ``canAdmitPodResult`` and ``Name`` of each policy.
 
 Also the shared decoders other Topology Manager drivers use (hints, provider answers, NUMA info,
 policies), so every driver reads the vectors' conventions the same way.
@@ -58,13 +58,18 @@ def policy_of(inp: Mapping[str, Any]) -> Policy:
 
 
 def run(vector: Mapping[str, Any], ctx: VectorContext) -> None:
-    """Check one merge (or admit-rule) vector."""
+    """Check one vector; ``input.op`` absent means ``Merge`` (the file's main table)."""
     inp, expected, name = vector["input"], vector["expected"], vector["name"]
     policy = policy_of(inp)
-    if inp.get("op") == "canAdmitPodResult":
+    op = inp.get("op", "Merge")
+    if op == "canAdmitPodResult":
         got = policy.can_admit(hint_of(inp["hint"]))
         assert got == expected["admit"], f"{name}: admit {got}, want {expected['admit']}"
         return
+    if op == "Name":
+        assert policy.name == expected["name"], f"{name}: name {policy.name!r}"
+        return
+    assert op == "Merge", f"unknown Topology Manager policy op {op!r}"
     providers = [provider_hints_of(p) for p in inp["providers_hints"]]
     hint, admit = policy.merge(providers)
     assert hint_json(hint) == expected["hint"], f"{name}: hint {hint}, want {expected['hint']}"

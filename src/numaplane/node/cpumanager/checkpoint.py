@@ -18,6 +18,7 @@ from numaplane.node.checkpoint import (
     CheckpointDecodeError,
     CheckpointError,
     CheckpointRestoreError,
+    ContainerMap,
     CorruptCheckpointError,
 )
 from numaplane.node.gocodec import (
@@ -170,7 +171,7 @@ class CPUManagerCheckpointV1:
             _verify(checkpoint.checksum, raw_checksum, source)
         return checkpoint
 
-    def migrate(self, containers: Mapping[str, tuple[str, str]]) -> CPUManagerCheckpoint:
+    def migrate(self, containers: ContainerMap) -> CPUManagerCheckpoint:
         """The V2 equivalent, mapping container IDs through ``containers`` (ID → pod, name)."""
         entries: dict[str, dict[str, str]] = {}
         for container_id, cpus in self.entries.items():
@@ -202,7 +203,7 @@ def _verify(stored: int, actual: int, source: str | None) -> None:
 
 
 def load_checkpoint(
-    data: bytes, *, source: str, containers: Mapping[str, tuple[str, str]] | None = None
+    data: bytes, *, source: str, containers: ContainerMap | None = None
 ) -> CPUManagerCheckpoint:
     """Read a file of either version: V2, else V1 migrated through ``containers``.
 
@@ -232,7 +233,7 @@ def restore_state(
     *,
     policy_name: str,
     source: str,
-    containers: Mapping[str, tuple[str, str]] | None = None,
+    containers: ContainerMap | None = None,
 ) -> RestoredCPUState:
     """Validate and parse a checkpoint for the configured policy (``restoreState``).
 

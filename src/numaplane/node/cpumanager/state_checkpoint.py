@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from numaplane.node.checkpoint import PolicyCheckpointedState, drain_hint
+from numaplane.node.checkpoint import ContainerMap, PolicyCheckpointedState, drain_hint
 from numaplane.node.cpumanager.checkpoint import (
     CPU_MANAGER_CHECKPOINT,
     checkpoint_of,
@@ -41,7 +41,7 @@ class CheckpointState(PolicyCheckpointedState[InMemoryState]):
         state_dir: Path,
         policy_name: str,
         *,
-        initial_containers: Mapping[str, tuple[str, str]] | None = None,
+        initial_containers: ContainerMap | None = None,
     ) -> CheckpointState:
         """Restore the state of ``policy_name`` from ``state_dir`` (``NewCheckpointState``).
 
