@@ -106,7 +106,7 @@ class RejectionRecords:
         try:
             doc = json.loads(data)
             entries = [RememberedRejection.from_json(item) for item in doc["rejections"]]
-        except (ValueError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
             raise InputError(self.path, f"not a numaplane rejections file: {err}") from err
         return {entry.pod_uid: entry for entry in entries}
 
