@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -28,6 +29,13 @@ from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_confi
 from numaplane.cli.options import machine_option
 from numaplane.errors import InputError
 from numaplane.topology.model import Machine
+
+
+def _finite(param: click.Parameter, value: float) -> float:
+    """Refuse ``nan`` (which every range check lets through): a NaN poll would spin."""
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", param=param)
+    return value
 
 
 @click.command(
@@ -70,7 +78,8 @@ Examples:
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT of the API.")
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0.05),
+    type=click.FloatRange(min=0.05, max=3600.0),
+    callback=lambda ctx, param, value: _finite(param, value),
     default=1.0,
     show_default=True,
     help="Seconds between scans of the manifest directory.",
