@@ -16,14 +16,19 @@ dropped at load.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from numaplane.api.pod import Pod
 from numaplane.errors import InputError
 from numaplane.node.admission import Node
-from numaplane.node.checkpoint import CheckpointStore
+from numaplane.node.checkpoint import CheckpointError, CheckpointStore
+from numaplane.node.podrecords import PodRecords
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+
+_log = logging.getLogger(__name__)
 
 #: The file the admissions are kept in, beside the checkpoints.
 ADMISSIONS_FILE = "numaplane_admissions.json"
@@ -122,3 +127,46 @@ def restore_affinities(node: Node, pod_uid: str, admission: Mapping[str, Any]) -
         hint = _hint(container.get("numa_affinity"), "numa_affinity", known)
         if hint is not None:
             node.topology_manager.store.set_affinity(pod_uid, container["name"], hint)
+
+
+class PodBook:
+    """What the state directory records of the admitted pods: ``numaplane_pods.json`` and
+    their admissions, written in the order that keeps the admissions a superset."""
+
+    def __init__(
+        self,
+        pods: PodRecords,
+        admissions: AdmissionRecords,
+        restored: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self._pods = pods
+        self._records = admissions
+        self._admissions = dict(restored)
+
+    def admission(self, pod_uid: str) -> Mapping[str, Any] | None:
+        """The recorded admission of a pod (``Admission.to_json()``), if any."""
+        return self._admissions.get(pod_uid)
+
+    def record(self, pod_uid: str, admission: Mapping[str, Any], pods: Sequence[Pod]) -> None:
+        """Record a new admission and the admitted ``pods`` (the new one among them).
+
+        Raises ``CheckpointError`` when either file cannot be written.
+        """
+        self._records.save({**self._admissions, pod_uid: admission})
+        self._admissions[pod_uid] = admission
+        self._pods.save(pods)
+
+    def forget(self, pod_uid: str, remaining: Sequence[Pod]) -> None:
+        """Record a release: ``remaining`` are the pods still admitted.
+
+        Raises ``CheckpointError`` when the pod records cannot be written; the admission is
+        forgotten all the same (a leftover entry is dropped at the next load).
+        """
+        try:
+            self._pods.save(remaining)
+        finally:
+            self._admissions.pop(pod_uid, None)
+            try:
+                self._records.save(self._admissions)
+            except CheckpointError as err:
+                _log.error("cannot write the admissions file: %s", err)

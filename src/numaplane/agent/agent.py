@@ -1,6 +1,9 @@
 """``Agent``: the node agent's reconcile loop (the kubelet's static pods, resource managers and
 container lifecycle, on processes).
 
+(Over 400 lines: admission, release, adoption and start-up share one lock and one set of
+state; split apart, each piece would need all of it passed in.)
+
 Every poll the agent reads the manifest directory and compares it with the pods it runs: a pod
 whose manifest is gone is stopped and released, a changed one is stopped, released and admitted
 again, a new one is admitted through the node engine and started. A rejected pod keeps the
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from numaplane.agent.admissions import PodBook
 from numaplane.agent.cgroups import CgroupDriver, detect_driver
 from numaplane.agent.cpupool import CPUWriter, cpu_targets
 from numaplane.agent.devices import DeviceAllocations, serve_device_plugins
@@ -36,7 +40,7 @@ from numaplane.agent.host import check_machine_is_host, host_online_cpus
 from numaplane.agent.lock import StateDirLock, lock_state_dir
 from numaplane.agent.podsource import ManifestDirectory, ManifestFault
 from numaplane.agent.reconcile import container_specs, limits_of, plan
-from numaplane.agent.records import ProcessSnapshot, RecordsWriter, records_of
+from numaplane.agent.records import ProcessSnapshot, RecordsWriter, records_of, snapshot_of
 from numaplane.agent.rejections import Rejection
 from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
 from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
@@ -119,9 +123,7 @@ class Agent:
         restored = restore(options.state_dir, options.machine, options.config)
         self.driver: CgroupDriver = driver if driver is not None else self._detect_driver()
         self.node: Node = restored.node
-        self._pod_records = restored.pod_records
-        self._admission_records = restored.admission_records
-        self._admissions: dict[str, Mapping[str, Any]] = dict(restored.admissions)
+        self._book = PodBook(restored.pod_records, restored.admission_records, restored.admissions)
         self._restarts = restored.restarts
         self.pods: dict[str, PodEntry] = {}
         self.rejections = restored.rejections
@@ -181,7 +183,7 @@ class Agent:
                         kill_cgroup(self.driver, pod_uid, record.container)
                 self._remove_cgroups(pod_uid)
         for pod in self._restored_pods:
-            entry = PodEntry(pod, None, self._admissions.get(pod.uid))
+            entry = PodEntry(pod, None, self._book.admission(pod.uid))
             with self.lock:
                 self.pods[pod.uid] = entry
             records = records_of(self._restored_processes, pod.uid)
@@ -255,10 +257,7 @@ class Agent:
                 return admission
             explained = admission.to_json()
             try:
-                # Admissions first: the admissions file holds a superset of the recorded pods.
-                self._admission_records.save({**self._admissions, pod.uid: explained})
-                self._admissions[pod.uid] = explained
-                self._pod_records.save(self.node.pods)
+                self._book.record(pod.uid, explained, self.node.pods)
                 self.state_error = None
             except CheckpointError as err:
                 # Without its record the pod would be lost (and its resources leaked) at the
@@ -292,18 +291,12 @@ class Agent:
         with self.lock:
             remaining = [p for p in self.node.pods if p.uid != pod_uid]
             try:
-                self._pod_records.save(remaining)
+                self._book.forget(pod_uid, remaining)
             except CheckpointError as err:
                 # The release goes on: a restart finds the pod recorded but its manifest gone,
                 # and releases it again.
                 self.state_error = str(err)
                 _log.error("cannot record the release of %s: %s", entry.pod.key, err)
-            self._admissions.pop(pod_uid, None)
-            try:
-                self._admission_records.save(self._admissions)
-            except CheckpointError as err:
-                # A leftover entry is harmless: entries of unrecorded pods are dropped at load.
-                _log.error("cannot write the admissions file: %s", err)
             with contextlib.suppress(KeyError):
                 self.node.release(pod_uid)
             del self.pods[pod_uid]
@@ -387,24 +380,13 @@ class Agent:
 
     def process_records(self, exclude: str | None = None) -> list[ProcessRecord]:
         """The processes of every running pod, as the runtimes report them."""
-        with self.lock:
-            runtimes = [e.runtime for uid, e in self.pods.items() if uid != exclude and e.runtime]
-        out: list[ProcessRecord] = []
-        for runtime in runtimes:
-            out.extend(runtime.records())
-        return out
+        return self._snapshot(exclude).processes
 
     def _snapshot(self, exclude: str | None = None) -> ProcessSnapshot:
         """What the process records file is to hold (without pod ``exclude``)."""
         with self.lock:
             runtimes = [e.runtime for uid, e in self.pods.items() if uid != exclude and e.runtime]
-        processes: list[ProcessRecord] = []
-        restarts: dict[tuple[str, str], int] = {}
-        for runtime in runtimes:
-            processes.extend(runtime.records())
-            for name, count in runtime.restart_counts().items():
-                restarts[(runtime.pod_uid, name)] = count
-        return ProcessSnapshot(processes, restarts)
+        return snapshot_of(runtimes)
 
     def save_processes(self, exclude: str | None = None) -> None:
         """Write the process records now (without pod ``exclude``)."""

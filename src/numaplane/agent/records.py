@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from numaplane.agent.runtime import ProcessRecord
+from numaplane.agent.runtime import PodRuntime, ProcessRecord
 from numaplane.errors import InputError
 from numaplane.node.checkpoint import CheckpointError, CheckpointStore
 
@@ -89,6 +89,17 @@ class ProcessRecords:
             ],
         }
         self._store.write(PROCESS_RECORDS_FILE, json.dumps(doc, indent=1).encode())
+
+
+def snapshot_of(runtimes: Iterable[PodRuntime]) -> ProcessSnapshot:
+    """The processes and restart counts the runtimes report."""
+    processes: list[ProcessRecord] = []
+    restarts: dict[ContainerKey, int] = {}
+    for runtime in runtimes:
+        processes.extend(runtime.records())
+        for name, count in runtime.restart_counts().items():
+            restarts[(runtime.pod_uid, name)] = count
+    return ProcessSnapshot(processes, restarts)
 
 
 def sort_records(records: Iterable[ProcessRecord]) -> list[ProcessRecord]:
