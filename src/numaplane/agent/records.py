@@ -72,7 +72,8 @@ class ProcessRecords:
                 raise TypeError("restartCounts: expected a list")
             restarts = dict(_count_from_json(item) for item in counts)
         except (ValueError, KeyError, TypeError, RecursionError) as err:
-            raise InputError(self.path, f"not a numaplane process record file: {err}") from err
+            reason = f"missing key {err}" if isinstance(err, KeyError) else str(err)
+            raise InputError(self.path, f"not a numaplane process record file: {reason}") from err
         return ProcessSnapshot(processes, restarts)
 
     def save(

@@ -149,7 +149,8 @@ def _load_pods(records: PodRecords) -> list[Pod]:
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as err:
         # The manifest parser is made for files a person wrote, checked field by field; a
         # records file with entries of the wrong shape must still be refused as one line.
-        raise InputError(records.path, f"not a numaplane pod record file: {err!r}") from err
+        reason = f"missing key {err}" if isinstance(err, KeyError) else str(err)
+        raise InputError(records.path, f"not a numaplane pod record file: {reason}") from err
 
 
 def _rejections(store: CheckpointStore) -> Rejections:
