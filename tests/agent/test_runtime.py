@@ -428,6 +428,8 @@ def test_adopt_during_init_takes_earlier_init_containers_as_done(
     first = make(specs, "Never")
     first.start()
     wait_for("init two", lambda: [r.container for r in first.records()] == ["two"])
+    # Running is not yet having written: a kill before its echo would lose one "two".
+    wait_for("init two's output", lambda: log.read_text().split() == ["one", "two"])
     first.detach()
     records = first.records()
     second = make(specs, "Never")
