@@ -367,8 +367,8 @@ def _check_consistent(host: Host, expected: set[str], memory_policy: str) -> Non
     # and /pods shows it, whether this agent admitted the pod or adopted it.
     admitted = AdmissionRecords(store).load(range(64))
     assert set(pods) <= set(admitted), "a recorded pod without its admission"
-    for pod in host.pods():
-        assert pod["admission"] == admitted[pod["uid"]], pod["name"]
+    for shown in host.pods():
+        assert shown["admission"] == admitted[shown["uid"]], shown["name"]
 
 
 def _all_running(host: Host, names: set[str]) -> bool:
