@@ -1,4 +1,5 @@
-"""Helpers of the agent tests: manifests, configurations, an in-memory cgroup driver, waits."""
+"""Helpers of the agent tests: manifests, configurations, an in-memory cgroup driver, waits,
+abandoned agents."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import time
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -15,11 +17,19 @@ from typing import Any, TypeVar
 
 import yaml
 
+from numaplane.agent.agent import Agent
 from numaplane.agent.cgroups import ContainerLimits
+from numaplane.agent.process import ChildProcess
 from numaplane.api.kubeletconfig import KubeletConfiguration, kubelet_config_from_dict
 from numaplane.cpuset import CPUSet
 
 T = TypeVar("T")
+
+#: The synthetic machine of the in-process agents (4 CPUs on 2 NUMA nodes).
+SMALL_MACHINE = "sockets=1,numa-per-socket=2,cores-per-numa=2,threads-per-core=1"
+
+#: ``make_agent``: builds a started in-process agent (see ``conftest``).
+AgentFactory = Callable[..., Agent]
 
 STATIC_SINGLE_NUMA: Mapping[str, Any] = {
     "apiVersion": "kubelet.config.k8s.io/v1beta1",
@@ -228,3 +238,25 @@ class MemoryDriver:
     def cpus_of(self, pod_uid: str, container: str) -> CPUSet | None:
         """The remembered CPUs."""
         return self.cpus.get((pod_uid, container))
+
+
+def abandon(agent: Agent, popens: list[subprocess.Popen[bytes]]) -> None:
+    """Leave ``agent`` as if its process had died: its processes run on, unsupervised.
+
+    In process, the runtimes' supervising threads would outlive the "dead" agent and restart
+    what the next agent stops; they are ended here without touching the processes (private
+    parts of ``PodRuntime``, acceptable in a test of the agent's restart path). The processes
+    are still this test's children: ``popens`` keeps them to be reaped at the end.
+    """
+    agent.close()
+    for entry in agent.pods.values():
+        runtime = entry.runtime
+        if runtime is None:
+            continue
+        runtime._stopping.set()
+        if runtime._thread is not None:
+            runtime._thread.join(5)
+        for container in (*runtime._init, *runtime._apps):
+            if isinstance(container.proc, ChildProcess):
+                popens.append(container.proc.popen)
+    agent.pods.clear()

@@ -1,4 +1,5 @@
-"""Fixtures of the agent tests: what the host allows (root, writable cgroups) and drivers.
+"""Fixtures of the agent tests: what the host allows (root, writable cgroups), drivers, and
+in-process agents (``make_agent``) on a synthetic machine with an in-memory driver.
 
 Markers: ``root`` skips a test unless it runs as root; ``cgroup`` skips it unless a writable
 cgroup cpuset hierarchy (v1 or v2) is mounted. Driver fixtures build each driver for real under
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,10 +20,20 @@ from pathlib import Path
 import pytest
 
 from numaplane.agent.affinity import AffinityDriver
+from numaplane.agent.agent import Agent, AgentOptions
 from numaplane.agent.cgroupapi import CgroupDriver
 from numaplane.agent.cgroupfs import FsDriver, V1Driver, V2Driver
 from numaplane.agent.cgroups import v1_hierarchies, v2_hierarchy
+from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.cpuset import CPUSet
+from numaplane.topology.discover import load_machine
+from tests.agent.agent_fixtures import (
+    SMALL_MACHINE,
+    AgentFactory,
+    MemoryDriver,
+    kill_quietly,
+    kubelet_config,
+)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -163,3 +175,60 @@ def fs_driver(request: pytest.FixtureRequest) -> FsDriver:
     """Each cgroup file-system driver in turn, skipped where the host does not offer it."""
     found: FsDriver = request.getfixturevalue(f"{request.param}_driver")
     return found
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    """A manifest directory (created) and a state directory (not yet)."""
+    manifests, state = tmp_path / "pods", tmp_path / "state"
+    manifests.mkdir()
+    return manifests, state
+
+
+@pytest.fixture
+def popens() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Children of abandoned agents, reaped (killed if still running) after the test."""
+    children: list[subprocess.Popen[bytes]] = []
+    yield children
+    for child in children:
+        if child.poll() is None:
+            kill_quietly(child.pid)
+        child.wait(10)
+
+
+@pytest.fixture
+def make_agent(
+    dirs: tuple[Path, Path], popens: list[subprocess.Popen[bytes]]
+) -> Iterator[AgentFactory]:
+    """Builds started agents on ``dirs``; every pod they run is stopped at the end."""
+    made: list[Agent] = []
+    pids: list[int] = []
+
+    def make(
+        config: KubeletConfiguration | None = None,
+        driver: CgroupDriver | None = None,
+        reset_state: bool = False,
+        machine: str = SMALL_MACHINE,
+    ) -> Agent:
+        manifests, state = dirs
+        options = AgentOptions(
+            machine=load_machine(machine),
+            config=config or kubelet_config(),
+            manifest_dir=manifests,
+            state_dir=state,
+            poll_interval=0.05,
+            reset_state=reset_state,
+            device_plugins=False,
+        )
+        agent = Agent(options, driver=driver or MemoryDriver())
+        agent.start()
+        made.append(agent)
+        return agent
+
+    yield make
+    for agent in made:
+        pids.extend(r.pid for r in agent.process_records())
+        agent.stop_all_pods()
+        agent.close()
+    for pid in pids:
+        kill_quietly(pid)

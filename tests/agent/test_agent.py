@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from numaplane.agent.agent import Agent, AgentOptions
-from numaplane.agent.process import ChildProcess
+from numaplane.agent.agent import Agent
 from numaplane.agent.startup import AgentStateError
 from numaplane.agent.views import pods_view, topology_view
-from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.manifest import pod_from_dict
 from numaplane.cpuset import CPUSet
 from numaplane.node.admission import Node
@@ -24,7 +22,9 @@ from numaplane.node.statedir import open_node_states
 from numaplane.topology.discover import load_machine
 from tests.agent.agent_fixtures import (
     STATIC_MEMORY,
+    AgentFactory,
     MemoryDriver,
+    abandon,
     alive,
     kill_quietly,
     kubelet_config,
@@ -35,85 +35,6 @@ from tests.agent.agent_fixtures import (
 )
 
 MACHINE = "sockets=1,numa-per-socket=2,cores-per-numa=2,threads-per-core=1"
-
-AgentFactory = Callable[..., Agent]
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    manifests, state = tmp_path / "pods", tmp_path / "state"
-    manifests.mkdir()
-    return manifests, state
-
-
-@pytest.fixture
-def popens() -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Children of abandoned agents, reaped (killed if still running) after the test."""
-    children: list[subprocess.Popen[bytes]] = []
-    yield children
-    for child in children:
-        if child.poll() is None:
-            kill_quietly(child.pid)
-        child.wait(10)
-
-
-@pytest.fixture
-def make_agent(
-    dirs: tuple[Path, Path], popens: list[subprocess.Popen[bytes]]
-) -> Iterator[AgentFactory]:
-    """Builds started agents on ``dirs``; every pod they run is stopped at the end."""
-    made: list[Agent] = []
-    pids: list[int] = []
-
-    def make(
-        config: KubeletConfiguration | None = None,
-        driver: MemoryDriver | None = None,
-        reset_state: bool = False,
-    ) -> Agent:
-        manifests, state = dirs
-        options = AgentOptions(
-            machine=load_machine(MACHINE),
-            config=config or kubelet_config(),
-            manifest_dir=manifests,
-            state_dir=state,
-            poll_interval=0.05,
-            reset_state=reset_state,
-            device_plugins=False,
-        )
-        agent = Agent(options, driver=driver or MemoryDriver())
-        agent.start()
-        made.append(agent)
-        return agent
-
-    yield make
-    for agent in made:
-        pids.extend(r.pid for r in agent.process_records())
-        agent.stop_all_pods()
-        agent.close()
-    for pid in pids:
-        kill_quietly(pid)
-
-
-def abandon(agent: Agent, popens: list[subprocess.Popen[bytes]]) -> None:
-    """Leave ``agent`` as if its process had died: its processes run on, unsupervised.
-
-    In process, the runtimes' supervising threads would outlive the "dead" agent and restart
-    what the next agent stops; they are ended here without touching the processes (private
-    parts of ``PodRuntime``, acceptable in a test of the agent's restart path). The processes
-    are still this test's children: ``popens`` keeps them to be reaped at the end.
-    """
-    agent.close()
-    for entry in agent.pods.values():
-        runtime = entry.runtime
-        if runtime is None:
-            continue
-        runtime._stopping.set()
-        if runtime._thread is not None:
-            runtime._thread.join(5)
-        for container in (*runtime._init, *runtime._apps):
-            if isinstance(container.proc, ChildProcess):
-                popens.append(container.proc.popen)
-    agent.pods.clear()
 
 
 def _pod(agent: Agent, name: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.agent.admissions import AdmissionRecords
 from numaplane.agent.records import ProcessRecords
 from numaplane.api.manifest import pod_from_dict
 from numaplane.cpuset import CPUSet
@@ -361,6 +362,13 @@ def _check_consistent(host: Host, expected: set[str], memory_policy: str) -> Non
 
     devices = DeviceState.open(host.state)
     assert devices.pod_uids() <= set(pods), "devices held by a pod that is not recorded"
+
+    # Every recorded pod keeps its admission (written before the pod records, dropped after),
+    # and /pods shows it, whether this agent admitted the pod or adopted it.
+    admitted = AdmissionRecords(store).load(range(64))
+    assert set(pods) <= set(admitted), "a recorded pod without its admission"
+    for shown in host.pods():
+        assert shown["admission"] == admitted[shown["uid"]], shown["name"]
 
 
 def _all_running(host: Host, names: set[str]) -> bool:

@@ -1,6 +1,9 @@
 """``Agent``: the node agent's reconcile loop (the kubelet's static pods, resource managers and
 container lifecycle, on processes).
 
+(Over 400 lines: admission, release, adoption and start-up share one lock and one set of
+state; split apart, each piece would need all of it passed in.)
+
 Every poll the agent reads the manifest directory and compares it with the pods it runs: a pod
 whose manifest is gone is stopped and released, a changed one is stopped, released and admitted
 again, a new one is admitted through the node engine and started. A rejected pod keeps the
@@ -8,6 +11,10 @@ kubelet's reason and message and is not retried until its manifest changes, acro
 too (``numaplane.agent.rejections``). After each admission and release, and every
 ``cpuManagerReconcilePeriod``, the shared pool's cpuset is written to every container that runs
 on it (``numaplane.agent.cpupool``).
+
+The agent refuses to start on a host that lacks CPUs of its machine (``numaplane.agent.host``)
+and while another agent holds its state directory (``numaplane.agent.lock``); it holds that
+lock until ``close``.
 
 One lock (``Agent.lock``) guards the node engine: admissions, releases, device-plugin updates
 and the HTTP views all take it. Process changes reported by the runtimes only wake the
@@ -20,16 +27,20 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from numaplane.agent.admissions import PodBook
 from numaplane.agent.cgroups import CgroupDriver, detect_driver
 from numaplane.agent.cpupool import CPUWriter, cpu_targets
 from numaplane.agent.devices import DeviceAllocations, serve_device_plugins
+from numaplane.agent.host import check_machine_is_host, host_online_cpus
+from numaplane.agent.lock import StateDirLock, lock_state_dir
 from numaplane.agent.podsource import ManifestDirectory, ManifestFault
 from numaplane.agent.reconcile import container_specs, limits_of, plan
-from numaplane.agent.records import RecordsWriter, records_of
+from numaplane.agent.records import ProcessSnapshot, RecordsWriter, records_of, snapshot_of
 from numaplane.agent.rejections import Rejection
 from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
 from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
@@ -40,6 +51,7 @@ from numaplane.deviceplugin.registration import RegistrationServer
 from numaplane.errors import NumaplaneError
 from numaplane.node.admission import Admission, Node
 from numaplane.node.checkpoint import CheckpointError
+from numaplane.node.statedir import ensure_writable_dir
 from numaplane.topology.model import Machine
 
 _log = logging.getLogger(__name__)
@@ -65,11 +77,12 @@ class AgentOptions:
 
 @dataclass
 class PodEntry:
-    """An admitted pod: its manifest, admission, runtime and start error if any."""
+    """An admitted pod: its manifest, admission (``Admission.to_json()``, kept across
+    restarts), runtime and start error if any."""
 
     pod: Pod
     manifest: Path | None
-    admission: Admission | None
+    admission: Mapping[str, Any] | None
     runtime: PodRuntime | None = None
     error: str | None = None
 
@@ -88,6 +101,19 @@ class Agent:
         self.lock = threading.RLock()
         self._warn = warn if warn is not None else _log.warning
         self.source = ManifestDirectory(options.manifest_dir)
+        if driver is None:
+            # The agent enforces its machine on this host (an injected driver is a test's).
+            check_machine_is_host(options.machine, host_online_cpus())
+        ensure_writable_dir(options.state_dir)
+        self._state_lock: StateDirLock | None = lock_state_dir(options.state_dir)
+        try:
+            self._open(driver)
+        except BaseException:
+            self._release_state_lock()
+            raise
+
+    def _open(self, driver: CgroupDriver | None) -> None:
+        options = self.options
         if options.reset_state:
             driver = driver if driver is not None else self._detect_driver()
             stopped = reset(options.state_dir, driver)
@@ -97,7 +123,8 @@ class Agent:
         restored = restore(options.state_dir, options.machine, options.config)
         self.driver: CgroupDriver = driver if driver is not None else self._detect_driver()
         self.node: Node = restored.node
-        self._pod_records = restored.pod_records
+        self._book = PodBook(restored.pod_records, restored.admission_records, restored.admissions)
+        self._restarts = restored.restarts
         self.pods: dict[str, PodEntry] = {}
         self.rejections = restored.rejections
         self.faults: tuple[ManifestFault, ...] = ()
@@ -105,7 +132,7 @@ class Agent:
         self.state_error: str | None = None
         self._cpus = CPUWriter(self.driver)
         self.devices = DeviceAllocations(self.node.device_manager, self.lock)
-        self._writer = RecordsWriter(restored.process_records, self.process_records, self._failed)
+        self._writer = RecordsWriter(restored.process_records, self._snapshot, self._failed)
         self.registration: RegistrationServer | None = None
         self._restored_pods = restored.pods
         self._restored_processes = restored.processes
@@ -156,13 +183,15 @@ class Agent:
                         kill_cgroup(self.driver, pod_uid, record.container)
                 self._remove_cgroups(pod_uid)
         for pod in self._restored_pods:
-            entry = PodEntry(pod, None, None)
+            entry = PodEntry(pod, None, self._book.admission(pod.uid))
             with self.lock:
                 self.pods[pod.uid] = entry
             records = records_of(self._restored_processes, pod.uid)
-            self._run_pod(entry, records)
+            counts = {name: n for (uid, name), n in self._restarts.items() if uid == pod.uid}
+            self._run_pod(entry, records, counts)
         self._restored_pods = []
         self._restored_processes = []
+        self._restarts = {}
         self.save_processes()
         self.reconcile_cpus(force=True)
 
@@ -226,8 +255,9 @@ class Agent:
                 self.rejections.add(rejection)
                 _log.info("pod %s rejected: %s: %s", pod.key, admission.reason, admission.message)
                 return admission
+            explained = admission.to_json()
             try:
-                self._pod_records.save(self.node.pods)
+                self._book.record(pod.uid, explained, self.node.pods)
                 self.state_error = None
             except CheckpointError as err:
                 # Without its record the pod would be lost (and its resources leaked) at the
@@ -239,10 +269,10 @@ class Agent:
                     Rejection(pod, manifest, UNEXPECTED_ADMISSION_ERROR, message, retry=True)
                 )
                 return admission
-            entry = PodEntry(pod, manifest, admission)
+            entry = PodEntry(pod, manifest, explained)
             self.pods[pod.uid] = entry
         _log.info("pod %s admitted", pod.key)
-        self._run_pod(entry, None)
+        self._run_pod(entry, None, {})
         self.reconcile_cpus()
         return admission
 
@@ -261,7 +291,7 @@ class Agent:
         with self.lock:
             remaining = [p for p in self.node.pods if p.uid != pod_uid]
             try:
-                self._pod_records.save(remaining)
+                self._book.forget(pod_uid, remaining)
             except CheckpointError as err:
                 # The release goes on: a restart finds the pod recorded but its manifest gone,
                 # and releases it again.
@@ -286,8 +316,11 @@ class Agent:
 
     # -- containers -----------------------------------------------------------------------
 
-    def _run_pod(self, entry: PodEntry, adopt: list[ProcessRecord] | None) -> None:
-        """Set up the pod's cgroups and start (or re-adopt) its containers."""
+    def _run_pod(
+        self, entry: PodEntry, adopt: list[ProcessRecord] | None, restarts: Mapping[str, int]
+    ) -> None:
+        """Set up the pod's cgroups and start (or re-adopt) its containers; ``restarts`` are
+        the restart counts an adopted pod had."""
         pod = entry.pod
         try:
             self.driver.ensure_pod(pod.uid)
@@ -308,6 +341,7 @@ class Agent:
                 log_dir=self.options.state_dir / "logs" / pod.uid,
                 extra_env=lambda name: self.devices.env(pod.uid, name),
                 on_change=self._writer.wake,
+                restart_counts=restarts,
             )
             entry.runtime = runtime
             if adopt:
@@ -346,12 +380,13 @@ class Agent:
 
     def process_records(self, exclude: str | None = None) -> list[ProcessRecord]:
         """The processes of every running pod, as the runtimes report them."""
+        return self._snapshot(exclude).processes
+
+    def _snapshot(self, exclude: str | None = None) -> ProcessSnapshot:
+        """What the process records file is to hold (without pod ``exclude``)."""
         with self.lock:
             runtimes = [e.runtime for uid, e in self.pods.items() if uid != exclude and e.runtime]
-        out: list[ProcessRecord] = []
-        for runtime in runtimes:
-            out.extend(runtime.records())
-        return out
+        return snapshot_of(runtimes)
 
     def save_processes(self, exclude: str | None = None) -> None:
         """Write the process records now (without pod ``exclude``)."""
@@ -386,6 +421,12 @@ class Agent:
         self._writer.close()
         if self.registration is not None:
             self.registration.stop()
+        self._release_state_lock()
+
+    def _release_state_lock(self) -> None:
+        lock, self._state_lock = self._state_lock, None
+        if lock is not None:
+            lock.release()
 
 
 __all__ = [

@@ -184,19 +184,45 @@ def spawn(
 
     ``join`` runs in the child between ``fork`` and ``exec`` (it puts the child in its cgroup
     or pins it), so the user's program never runs unconfined. Raises ``StartError`` with the
-    message the kubelet shows for a missing executable, working directory or cgroup.
+    message the kubelet shows for a missing executable, working directory or cgroup; when
+    ``join`` fails, with its error.
     """
     if not argv:
         raise StartError("no command specified")
+    # ``subprocess`` only tells the parent "Exception occurred in preexec_fn": the child
+    # writes the real cause to this pipe (and to the log). Both ends are close-on-exec, so a
+    # started program never holds the pipe.
+    cause_read, cause_write = os.pipe()
 
     def in_child() -> None:
         try:
             join()
         except BaseException as err:
-            # The parent only learns "exception in preexec_fn"; the log keeps the reason.
-            os.write(2, f"numaplane: cannot confine the process: {err}\n".encode())
+            cause = f"cannot confine the process: {err}".encode()
+            os.write(2, b"numaplane: " + cause + b"\n")
+            with contextlib.suppress(OSError):
+                os.write(cause_write, cause[:_CAUSE_LIMIT])
             raise
 
+    try:
+        return _spawn(argv, env, cwd, log_path, in_child, cause_read)
+    finally:
+        os.close(cause_read)
+        os.close(cause_write)
+
+
+#: The most bytes of a child's start failure kept (one pipe write is atomic up to 4096).
+_CAUSE_LIMIT = 4000
+
+
+def _spawn(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | None,
+    log_path: Path,
+    in_child: Callable[[], None],
+    cause_read: int,
+) -> ChildProcess:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         try:
@@ -221,9 +247,23 @@ def spawn(
         except PermissionError as err:
             raise StartError(f'exec: "{argv[0]}": permission denied') from err
         except (OSError, subprocess.SubprocessError) as err:
+            cause = _child_cause(cause_read)
+            if cause:
+                raise StartError(cause) from err
             raise StartError(f"cannot start {argv[0]!r}: {err} (see the container log)") from err
     start = process_start_time(popen.pid)
     return ChildProcess(popen, start if start is not None else 0)
+
+
+def _child_cause(cause_read: int) -> str:
+    """What a failed child wrote to the cause pipe, if anything (the child wrote before it
+    failed, and ``Popen`` has waited for it: nothing more is coming)."""
+    os.set_blocking(cause_read, False)
+    try:
+        data = os.read(cause_read, _CAUSE_LIMIT)
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace").strip()
 
 
 _NOT_IN_PATH = "executable file not found in $PATH"

@@ -106,8 +106,9 @@ class RejectionRecords:
         try:
             doc = json.loads(data)
             entries = [RememberedRejection.from_json(item) for item in doc["rejections"]]
-        except (ValueError, KeyError, TypeError) as err:
-            raise InputError(self.path, f"not a numaplane rejections file: {err}") from err
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
+            reason = f"missing key {err}" if isinstance(err, KeyError) else str(err)
+            raise InputError(self.path, f"not a numaplane rejections file: {reason}") from err
         return {entry.pod_uid: entry for entry in entries}
 
     def save(self, entries: Mapping[str, RememberedRejection]) -> None:

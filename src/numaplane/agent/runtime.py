@@ -86,6 +86,7 @@ class PodRuntime:
         on_change: Callable[[], None] = lambda: None,
         backoff: Backoff | None = None,
         poll_interval: float = 0.1,
+        restart_counts: Mapping[str, int] | None = None,
     ) -> None:
         if restart_policy not in RESTART_POLICIES:
             raise AgentError(f"pod {pod_uid}: unknown restart policy {restart_policy!r}")
@@ -102,6 +103,10 @@ class PodRuntime:
         self._init = [Container(s) for s in containers if s.init]
         self._apps = [Container(s) for s in containers if not s.init]
         self._by_name = {c.spec.name: c for c in (*self._init, *self._apps)}
+        # A pod adopted after an agent restart keeps counting from where it was.
+        for name, count in (restart_counts or {}).items():
+            if name in self._by_name:
+                self._by_name[name].restart_count = count
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -177,6 +182,11 @@ class PodRuntime:
             init = tuple(c.status(pending) for c in self._init)
             apps = tuple(c.status(pending) for c in self._apps)
             return PodStatus(self._phase(apps), apps, init, self._message)
+
+    def restart_counts(self) -> dict[str, int]:
+        """Each container's restart count, to persist for a later ``restart_counts=``."""
+        with self._lock:
+            return {c.spec.name: c.restart_count for c in (*self._init, *self._apps)}
 
     def records(self) -> list[ProcessRecord]:
         """The running processes, to persist for ``adopt``."""

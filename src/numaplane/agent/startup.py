@@ -3,7 +3,8 @@
 The state directory holds the kubelet-format checkpoints (``cpu_manager_state``,
 ``memory_manager_state``, ``kubelet_internal_checkpoint``), ``numaplane_pods.json`` (the
 admitted pods), ``numaplane_processes.json`` (the process of each container) and
-``numaplane_rejections.json`` (the refused manifests). ``restore`` rebuilds the node from them;
+``numaplane_rejections.json`` (the refused manifests) and ``numaplane_admissions.json`` (what
+each admitted pod was told: its affinity and explanation). ``restore`` rebuilds the node from them;
 anything unusable (a corrupt checkpoint, a checkpoint of another
 CPU or memory policy, a state the policy refuses) is an ``AgentStateError`` naming the file, and
 the agent refuses to start. ``reset`` is ``--reset-state``: it stops the processes the
@@ -23,12 +24,14 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from numaplane.agent.admissions import ADMISSIONS_FILE, AdmissionRecords, restore_affinities
 from numaplane.agent.cgroups import CgroupDriver
-from numaplane.agent.records import PROCESS_RECORDS_FILE, ProcessRecords
+from numaplane.agent.records import PROCESS_RECORDS_FILE, ContainerKey, ProcessRecords
 from numaplane.agent.rejections import REJECTIONS_FILE, RejectionRecords, Rejections
 from numaplane.agent.repair import (
     drop_stale_allocations,
@@ -59,6 +62,7 @@ STATE_FILES = (
     POD_RECORDS_FILE,
     PROCESS_RECORDS_FILE,
     REJECTIONS_FILE,
+    ADMISSIONS_FILE,
 )
 
 
@@ -76,6 +80,9 @@ class Restored:
     pod_records: PodRecords
     process_records: ProcessRecords
     rejections: Rejections
+    admission_records: AdmissionRecords
+    admissions: dict[str, Mapping[str, Any]]
+    restarts: Mapping[ContainerKey, int]
 
 
 def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> Restored:
@@ -84,9 +91,11 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
     store = CheckpointStore(state_dir)
     pod_records = PodRecords(store)
     process_records = ProcessRecords(store)
+    admission_records = AdmissionRecords(store)
     try:
-        pods = pod_records.load()
-        processes = process_records.load()
+        pods = _load_pods(pod_records)
+        snapshot = process_records.load_snapshot()
+        admissions = admission_records.load(machine.numa_ids)
     except InputError as err:
         raise AgentStateError(err.source or str(state_dir), _with_advice(err.reason)) from err
     except CheckpointError as err:
@@ -103,6 +112,8 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
     except CheckpointError as err:
         raise AgentStateError(err.source or str(state_dir), _with_advice(str(err))) from err
     recorded = {p.uid for p in pods}
+    # The admissions file is written before the pod records and pruned after them.
+    admissions = {uid: doc for uid, doc in admissions.items() if uid in recorded}
     if config.cpu_manager_policy == "static":
         repair_torn_cpu_state(states.cpu, recorded, machine, config)
     if config.memory_manager_policy == "Static":
@@ -118,8 +129,33 @@ def restore(state_dir: Path, machine: Machine, config: KubeletConfiguration) -> 
         raise AgentStateError(str(state_dir), _with_advice(str(err))) from err
     for pod in pods:
         node.adopt(pod)
+        if pod.uid in admissions:
+            restore_affinities(node, pod.uid, admissions[pod.uid])
     drop_stale_allocations(node)
-    return Restored(node, pods, processes, pod_records, process_records, _rejections(store))
+    return Restored(
+        node,
+        pods,
+        snapshot.processes,
+        pod_records,
+        process_records,
+        _rejections(store),
+        admission_records,
+        admissions,
+        snapshot.restarts,
+    )
+
+
+def _load_pods(records: PodRecords) -> list[Pod]:
+    """The recorded pods; any malformed entry is an ``InputError`` naming the file."""
+    try:
+        return records.load()
+    except InputError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as err:
+        # The manifest parser is made for files a person wrote, checked field by field; a
+        # records file with entries of the wrong shape must still be refused as one line.
+        reason = f"missing key {err}" if isinstance(err, KeyError) else str(err)
+        raise InputError(records.path, f"not a numaplane pod record file: {reason}") from err
 
 
 def _rejections(store: CheckpointStore) -> Rejections:
@@ -148,7 +184,7 @@ def reset(state_dir: Path, driver: CgroupDriver | None) -> list[ProcessRecord]:
         _log.warning("ignoring unreadable process records: %s", err)
         processes = []
     try:
-        pod_uids = {pod.uid for pod in PodRecords(store).load()}
+        pod_uids = {pod.uid for pod in _load_pods(PodRecords(store))}
     except (InputError, CheckpointError) as err:
         _log.warning("ignoring unreadable pod records: %s", err)
         pod_uids = set()

@@ -3,7 +3,9 @@
 ``pods_view`` lists every pod the manifests name: admitted pods with their phase, container
 states, CPUs (exclusive or the shared pool), memory NUMA nodes and devices, and the admission
 explanation; rejected pods with the kubelet's reason and message; and manifest files that are
-not pods. ``topology_view`` describes each NUMA node like a NodeResourceTopology zone:
+not pods. Every pod, whatever its kind, has the same keys, and so has every container (``None``
+where a value is unknown or does not apply: ``POD_KEYS``, ``CONTAINER_KEYS``).
+``topology_view`` describes each NUMA node like a NodeResourceTopology zone:
 capacity, allocatable and available CPUs, memory, hugepages and devices.
 """
 
@@ -15,6 +17,53 @@ from numaplane.agent.agent import Agent, PodEntry
 from numaplane.agent.rejections import Rejection
 from numaplane.agent.runtime import ContainerStatus, PodStatus
 from numaplane.node.admission import Node
+
+#: The keys of every pod of ``/pods``, in order.
+POD_KEYS = (
+    "name",
+    "namespace",
+    "uid",
+    "manifest",
+    "qosClass",
+    "phase",
+    "reason",
+    "message",
+    "containers",
+    "admission",
+)
+
+#: The keys of every container of ``/pods``, in order.
+CONTAINER_KEYS = (
+    "name",
+    "init",
+    "restartable",
+    "image",
+    "state",
+    "reason",
+    "message",
+    "exitCode",
+    "restartCount",
+    "pid",
+    "cpus",
+    "cpuKind",
+    "memoryNumaNodes",
+    "numaAffinity",
+    "devices",
+    "deviceEnv",
+    "mounts",
+    "deviceNodes",
+)
+
+#: The container reason of a pod whose containers could not be set up (the kubelet's).
+CREATE_CONTAINER_ERROR = "CreateContainerError"
+
+
+def _shaped(keys: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every one of ``keys`` (``None`` where missing), in that order."""
+    unknown = set(values) - set(keys)
+    if unknown:
+        raise KeyError(f"not in the /pods schema: {sorted(unknown)}")
+    return {key: values.get(key) for key in keys}
 
 
 def pods_view(agent: Agent) -> list[dict[str, Any]]:
@@ -28,17 +77,17 @@ def pods_view(agent: Agent) -> list[dict[str, Any]]:
             out.append(_rejected(rejection))
         for fault in agent.faults:
             out.append(
-                {
-                    "name": fault.path.stem,
-                    "namespace": None,
-                    "uid": None,
-                    "manifest": str(fault.path),
-                    "phase": "Failed",
-                    "reason": fault.reason,
-                    "message": fault.message,
-                    "containers": [],
-                    "admission": None,
-                }
+                _shaped(
+                    POD_KEYS,
+                    {
+                        "name": fault.path.stem,
+                        "manifest": str(fault.path),
+                        "phase": "Failed",
+                        "reason": fault.reason,
+                        "message": fault.message,
+                        "containers": [],
+                    },
+                )
             )
     return out
 
@@ -57,90 +106,109 @@ def _admitted(agent: Agent, entry: PodEntry, status: PodStatus | None) -> dict[s
         exclusive = bool(placement.exclusive_cpus)
         cstatus = by_name.get(container.name)
         allocations = agent.devices.allocations(pod.uid, container.name)
+        if cstatus is None:
+            # No runtime yet, or none could be set up: then the error is the reason.
+            reason = CREATE_CONTAINER_ERROR if entry.error else "ContainerCreating"
+            waiting: dict[str, Any] = {"reason": reason, "message": entry.error}
         containers.append(
-            {
-                "name": container.name,
-                "init": placement.init,
-                "restartable": placement.restartable,
-                "image": container.image or None,
-                "state": cstatus.state if cstatus else "waiting",
-                "reason": cstatus.reason if cstatus else None,
-                "message": cstatus.message if cstatus else None,
-                "exitCode": cstatus.exit_code if cstatus else None,
-                "restartCount": cstatus.restart_count if cstatus else 0,
-                "pid": cstatus.pid if cstatus else None,
-                "cpus": str(placement.exclusive_cpus if exclusive else shared),
-                "cpuKind": "exclusive" if exclusive else "shared",
-                "memoryNumaNodes": (
-                    None
-                    if placement.memory_numa_nodes is None
-                    else list(placement.memory_numa_nodes)
-                ),
-                "numaAffinity": (
-                    None if placement.affinity is None else placement.affinity.to_json()
-                ),
-                "devices": {r: list(ids) for r, ids in placement.devices.items()},
-                "deviceEnv": {k: v for a in allocations.values() for k, v in a.envs.items()},
-                "mounts": [
-                    {
-                        "containerPath": m.container_path,
-                        "hostPath": m.host_path,
-                        "readOnly": m.read_only,
-                    }
-                    for a in allocations.values()
-                    for m in a.mounts
-                ],
-                "deviceNodes": [
-                    {
-                        "containerPath": d.container_path,
-                        "hostPath": d.host_path,
-                        "permissions": d.permissions,
-                    }
-                    for a in allocations.values()
-                    for d in a.devices
-                ],
-            }
+            _shaped(
+                CONTAINER_KEYS,
+                {
+                    "name": container.name,
+                    "init": placement.init,
+                    "restartable": placement.restartable,
+                    "image": container.image or None,
+                    "state": cstatus.state if cstatus else "waiting",
+                    "reason": cstatus.reason if cstatus else waiting["reason"],
+                    "message": cstatus.message if cstatus else waiting["message"],
+                    "exitCode": cstatus.exit_code if cstatus else None,
+                    "restartCount": cstatus.restart_count if cstatus else 0,
+                    "pid": cstatus.pid if cstatus else None,
+                    "cpus": str(placement.exclusive_cpus if exclusive else shared),
+                    "cpuKind": "exclusive" if exclusive else "shared",
+                    "memoryNumaNodes": (
+                        None
+                        if placement.memory_numa_nodes is None
+                        else list(placement.memory_numa_nodes)
+                    ),
+                    "numaAffinity": (
+                        None if placement.affinity is None else placement.affinity.to_json()
+                    ),
+                    "devices": {r: list(ids) for r, ids in placement.devices.items()},
+                    "deviceEnv": {k: v for a in allocations.values() for k, v in a.envs.items()},
+                    "mounts": [
+                        {
+                            "containerPath": m.container_path,
+                            "hostPath": m.host_path,
+                            "readOnly": m.read_only,
+                        }
+                        for a in allocations.values()
+                        for m in a.mounts
+                    ],
+                    "deviceNodes": [
+                        {
+                            "containerPath": d.container_path,
+                            "hostPath": d.host_path,
+                            "permissions": d.permissions,
+                        }
+                        for a in allocations.values()
+                        for d in a.devices
+                    ],
+                },
+            )
         )
     phase = status.phase if status is not None else ("Failed" if entry.error else "Pending")
     message = entry.error or (status.message if status is not None else None)
-    return {
-        "name": pod.name,
-        "namespace": pod.namespace,
-        "uid": pod.uid,
-        "manifest": None if entry.manifest is None else str(entry.manifest),
-        "qosClass": pod.qos_class.value,
-        "phase": phase,
-        "reason": "StartError" if entry.error else None,
-        "message": message,
-        "containers": containers,
-        "admission": None if entry.admission is None else entry.admission.to_json(),
-    }
+    return _shaped(
+        POD_KEYS,
+        {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": pod.uid,
+            "manifest": None if entry.manifest is None else str(entry.manifest),
+            "qosClass": pod.qos_class.value,
+            "phase": phase,
+            "reason": "StartError" if entry.error else None,
+            "message": message,
+            "containers": containers,
+            "admission": None if entry.admission is None else dict(entry.admission),
+        },
+    )
 
 
 def _rejected(rejection: Rejection) -> dict[str, Any]:
     pod = rejection.pod
-    return {
-        "name": pod.name,
-        "namespace": pod.namespace,
-        "uid": pod.uid,
-        "manifest": None if rejection.manifest is None else str(rejection.manifest),
-        "qosClass": pod.qos_class.value,
-        "phase": "Failed",
-        "reason": rejection.reason,
-        "message": rejection.message,
-        "containers": [
+    # A refused pod's containers never ran and hold nothing: its placement keys are None.
+    containers = [
+        _shaped(
+            CONTAINER_KEYS,
             {
                 "name": c.name,
                 "init": c in pod.init_containers,
+                "restartable": c.is_restartable,
+                "image": c.image or None,
                 "state": "waiting",
                 "reason": rejection.reason,
                 "restartCount": 0,
-                "pid": None,
-            }
-            for c in pod.all_containers()
-        ],
-        "admission": None if rejection.admission is None else dict(rejection.admission),
-    }
+            },
+        )
+        for c in pod.all_containers()
+    ]
+    return _shaped(
+        POD_KEYS,
+        {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": pod.uid,
+            "manifest": None if rejection.manifest is None else str(rejection.manifest),
+            "qosClass": pod.qos_class.value,
+            "phase": "Failed",
+            "reason": rejection.reason,
+            "message": rejection.message,
+            "containers": containers,
+            "admission": None if rejection.admission is None else dict(rejection.admission),
+        },
+    )
 
 
 # -- /topology -------------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -18,6 +20,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from numaplane.agent.agent import Agent, AgentOptions
 from numaplane.agent.crash import CRASH_AT_ENV, install_crash_point
@@ -26,6 +29,13 @@ from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_confi
 from numaplane.cli.options import machine_option
 from numaplane.errors import InputError
 from numaplane.topology.model import Machine
+
+
+def _finite(param: click.Parameter, value: float) -> float:
+    """Refuse ``nan`` (which every range check lets through): a NaN poll would spin."""
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", param=param)
+    return value
 
 
 @click.command(
@@ -68,7 +78,8 @@ Examples:
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT of the API.")
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0.05),
+    type=click.FloatRange(min=0.05, max=3600.0),
+    callback=lambda ctx, param, value: _finite(param, value),
     default=1.0,
     show_default=True,
     help="Seconds between scans of the manifest directory.",
@@ -136,8 +147,11 @@ def agent(
     node_agent = Agent(options, warn=lambda m: click.echo(f"warning: {m}", err=True))
     try:
         server = AgentHTTPServer(node_agent, address)
-    except OSError as err:
-        raise InputError("--listen", f"cannot listen on {listen}: {err.strerror}") from err
+    except (OSError, ValueError, OverflowError) as err:
+        # The restored pods are not adopted yet: leave without writing any record (the lock
+        # goes with the process).
+        reason = getattr(err, "strerror", None) or str(err)
+        raise InputError("--listen", f"cannot listen on {listen}: {reason}") from err
     node_agent.start()
     if once:
         node_agent.sync()
@@ -179,10 +193,11 @@ def pods(listen: str, output: str) -> None:
     url = f"http://{host}:{port}/pods"
     try:
         with urllib.request.urlopen(url, timeout=10) as answer:
-            doc: list[dict[str, Any]] = json.loads(answer.read())
-    except (urllib.error.URLError, OSError) as err:
+            body = answer.read(_MAX_ANSWER + 1)
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as err:
         reason = getattr(err, "reason", err)
         raise InputError(url, f"no agent answers: {reason}") from err
+    doc = _pods_document(url, body)
     if output == "json":
         click.echo(json.dumps(doc, indent=2))
         return
@@ -191,8 +206,46 @@ def pods(listen: str, output: str) -> None:
     print_pods(doc, Console(highlight=False, width=width))
 
 
+#: The largest ``/pods`` answer read (a runaway or foreign server must not exhaust memory).
+_MAX_ANSWER = 256 << 20
+
+
+def _pods_document(url: str, body: bytes) -> list[dict[str, Any]]:
+    """The ``/pods`` answer, checked to be a list of pod objects; ``InputError`` otherwise
+    (whatever answers may not be an agent)."""
+    if len(body) > _MAX_ANSWER:
+        raise InputError(url, f"the answer is larger than {_MAX_ANSWER >> 20} MiB")
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError) as err:
+        raise InputError(url, f"not an agent's /pods answer: {err}") from err
+    if not isinstance(doc, list) or not all(
+        isinstance(p, dict)
+        and isinstance(p.get("name"), str)
+        and isinstance(p.get("containers"), list)
+        and all(isinstance(c, dict) for c in p["containers"])
+        for p in doc
+    ):
+        raise InputError(url, "not an agent's /pods answer: expected a list of pods")
+    return doc
+
+
+def _cell(value: Any) -> Text:
+    """A table cell showing ``value`` as is: text from pods and the engine may hold square
+    brackets, which the renderer would otherwise take for markup."""
+    return Text("" if value is None else str(value))
+
+
+#: Container reasons that say all there is: no message shown beside them.
+_PLAIN_REASONS = frozenset({"Completed", "ContainerCreating", "PodInitializing"})
+
+
 def print_pods(doc: list[dict[str, Any]], console: Console) -> None:
-    """A table of ``/pods``: one row per container (one per pod when it has none)."""
+    """A table of ``/pods``: one row per container (one per pod when it has none).
+
+    The REASON column shows the pod's reason and message on its first row, and beside each
+    container that is not running the container's message (why it failed to start, say).
+    """
     table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
     for column in (
         "POD",
@@ -214,21 +267,35 @@ def print_pods(doc: list[dict[str, Any]], console: Console) -> None:
         containers = pod.get("containers") or [{}]
         for index, c in enumerate(containers):
             numa = c.get("memoryNumaNodes")
-            if numa is None and c.get("numaAffinity"):
-                numa = c["numaAffinity"].get("numa")
+            affinity = c.get("numaAffinity")
+            if numa is None and isinstance(affinity, dict):
+                numa = affinity.get("numa")
+            held = c.get("devices")
             devices = ", ".join(
-                f"{r}: {' '.join(ids)}" for r, ids in (c.get("devices") or {}).items()
+                f"{r}: {' '.join(map(str, ids)) if isinstance(ids, list) else ids}"
+                for r, ids in (held.items() if isinstance(held, dict) else ())
             )
-            cpus = f"{c['cpus']} ({c['cpuKind']})" if c.get("cpus") else "-"
+            cpus = f"{c['cpus']} ({c.get('cpuKind')})" if c.get("cpus") else "-"
+            row_reason = reason if index == 0 else ""
+            if c.get("message") and c.get("reason") not in _PLAIN_REASONS:
+                cause = f"{c.get('name')}: {c['message']}"
+                row_reason = f"{row_reason}; {cause}" if row_reason else cause
+            restarts = c.get("restartCount")
             table.add_row(
-                name if index == 0 else "",
-                pod.get("phase", "") if index == 0 else "",
-                c.get("name", "-"),
-                c.get("state", "-") + (f" ({c['reason']})" if c.get("reason") else ""),
-                str(c.get("restartCount", 0)) if c else "-",
-                cpus,
-                ",".join(map(str, numa)) if numa else "-",
-                devices or "-",
-                reason if index == 0 else "",
+                *map(
+                    _cell,
+                    (
+                        name if index == 0 else "",
+                        pod.get("phase", "") if index == 0 else "",
+                        c.get("name") or "-",
+                        f"{c.get('state') or '-'}"
+                        + (f" ({c['reason']})" if c.get("reason") else ""),
+                        "-" if restarts is None else restarts,
+                        cpus,
+                        ",".join(map(str, numa)) if isinstance(numa, list) and numa else "-",
+                        devices or "-",
+                        row_reason,
+                    ),
+                )
             )
     console.print(table)
