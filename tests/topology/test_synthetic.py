@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numaplane.testing.fixtures import shared_topologies_dir
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.errors import SyntheticSpecError
 from numaplane.topology.presets import PRESETS, preset
@@ -91,11 +91,22 @@ def test_shape_laws(sockets: int, nps: int, cores: int, threads: int, numbering:
     assert parse_shape(parse_shape(spec).to_spec()) == parse_shape(spec)
 
 
+# The conformance vectors are the repository's own test data (tests/data/vectors); until that
+# copy exists on a branch, the shared directory beside the repository stands in.
+_VECTOR_DIRS = (
+    Path(__file__).resolve().parents[1] / "data" / "vectors",
+    Path(__file__).resolve().parents[2].parent / "shared" / "vectors",
+)
+
+
 def _kubelet_topologies() -> dict[str, dict[str, object]]:
-    base = shared_topologies_dir()
-    path = (base.parent if base else Path("/nonexistent")) / "vectors" / "topologies.json"
-    if not path.exists():
-        pytest.skip("topologies.json is not present")
+    env = os.environ.get("NUMAPLANE_VECTORS")
+    dirs = (Path(env),) if env else _VECTOR_DIRS
+    path = next((d / "topologies.json" for d in dirs if (d / "topologies.json").is_file()), None)
+    if path is None:
+        pytest.fail(
+            f"topologies.json (conformance vectors) not found in {', '.join(map(str, dirs))}"
+        )
     data: dict[str, dict[str, object]] = json.loads(path.read_text())["topologies"]
     return data
 
