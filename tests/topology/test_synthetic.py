@@ -60,7 +60,35 @@ BAD = (
     Bad("bad size", "memory-per-numa=lots", "size"),
     Bad("bad numbering", "numbering=random", "numbering"),
     Bad("too big", "sockets=4096,cores-per-numa=4096", "exceed"),
+    Bad("a million sockets", "sockets=1000000", "4000000 CPUs exceed the limit of 65536"),
+    Bad("huge cores per node", "cores-per-numa=100000000", "CPUs exceed the limit of 65536"),
+    Bad(
+        "huge memory-only count",
+        "memory-only-numa=99999999",
+        "100000000 NUMA nodes exceed the limit of 1024",
+    ),
+    Bad("huge GPU count", "gpus-per-numa=99999999", "GPUs exceed the limit of 65536"),
+    Bad(
+        "cores per socket against per node",
+        "cores-per-socket=4,cores-per-numa=3,numa-per-socket=2",
+        "cores-per-socket=4 conflicts with cores-per-numa=3 x numa-per-socket=2",
+    ),
+    Bad(
+        "cores per node against per socket",
+        "sockets=2,sockets-per-numa=2,cores-per-socket=4,cores-per-numa=4",
+        "cores-per-numa=4 conflicts with cores-per-socket=4 x sockets-per-numa=2",
+    ),
+    Bad("offline id past the CPU limit", "offline=0-999999999", "above the limit of 65535"),
+    Bad("a number too long", "memory-per-numa=" + "9" * 5000, "more than 18 digits"),
+    Bad("a digit Python reads but is no number", "threads-per-core=²", "non-negative integer"),
 )
+
+
+def test_agreeing_core_counts_are_accepted() -> None:
+    both = parse_synthetic("cores-per-socket=6,cores-per-numa=3,numa-per-socket=2")
+    one = parse_synthetic("cores-per-numa=3,numa-per-socket=2")
+    assert (both.cpus, both.numa_nodes) == (one.cpus, one.numa_nodes)
+    assert len(both.all_cpu_ids) == 6
 
 
 @pytest.mark.parametrize("case", BAD, ids=lambda c: c.name)
