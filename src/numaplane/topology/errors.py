@@ -24,6 +24,13 @@ class TarballError(MachineInputError):
     """A gathered-topology archive cannot be read or unpacked safely."""
 
 
+class CaptureLimitError(MachineInputError):
+    """A capture is larger than discovery reads (a file, the files in all, an archive, an id).
+
+    ``source`` names the file or archive; the reason names the limit that was hit.
+    """
+
+
 class HwlocXMLError(MachineInputError):
     """An hwloc XML export is malformed or lacks what a machine needs."""
 
