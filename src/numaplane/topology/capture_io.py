@@ -126,7 +126,11 @@ def read_cpu_list(path: Path) -> CPUSet | None:
     if text is None:
         return None
     for number in _NUMBER.findall(text):
-        check_cpu_id(int(number) if len(number) <= 9 else MAX_CPU_ID + 1, str(path))
+        if len(number) > 20:
+            raise CaptureLimitError(
+                str(path), f"a CPU id of {len(number)} digits is above the limit of {MAX_CPU_ID}"
+            )
+        check_cpu_id(int(number), str(path))
     try:
         return CPUSet.parse(text)
     except CPUSetParseError:
