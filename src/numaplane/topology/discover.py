@@ -52,8 +52,10 @@ def load_machine(spec: str) -> Machine:
     text = spec.strip()
     if text in ("", HOST):
         return read_sysfs(Path(HOST), name=os.uname().nodename or "localhost", source=HOST)
-    path = Path(text).expanduser()
-    if path.exists():
+    # os.path, not pathlib: "~nobody-here" stays as written instead of raising, and a name too
+    # long or holding NUL is no existing path instead of an OSError.
+    path = Path(os.path.expanduser(text))
+    if os.path.exists(path):
         return load_path(path, source=text)
     if "=" in text:
         return parse_synthetic(text)

@@ -245,6 +245,8 @@ def _check_sizes(s: SyntheticShape) -> int:
     gpus = cpu_nodes * s.gpus_per_numa
     if gpus > MAX_DEVICES:
         raise _fail(s, f"{gpus} GPUs exceed the limit of {MAX_DEVICES}")
+    if sum(h.size_bytes * h.total for h in _hugepages(s)) > s.memory_per_numa:
+        raise _fail(s, "hugepages exceed memory-per-numa")
     return per_domain
 
 
@@ -331,20 +333,18 @@ def _nodes(s: SyntheticShape, cores: list[_Slot], cpus: list[CPU]) -> tuple[NUMA
     for c in cpus:
         if c.online:
             online_of.setdefault(c.numa, []).append(c.id)
-    pages = tuple(
-        HugePages(size, count, count)
-        for size, count in ((2048, s.hugepages_2mi_per_numa), (1 << 20, s.hugepages_1gi_per_numa))
-        if count
-    )
-    page_bytes = sum(h.size_bytes * h.total for h in pages)
-    if page_bytes > s.memory_per_numa:
-        raise _fail(s, "hugepages exceed memory-per-numa")
+    pages = _hugepages(s)
     all_nodes = cpu_nodes + memory_only
+    # Two nodes share a socket exactly when their socket sets are equal (a node lies in one
+    # socket, or spans whole sockets); memory-only nodes share none.
+    group = {n: frozenset(sockets) for n, sockets in sockets_of.items()}
 
-    def distance(a: int, b: int) -> int:
-        if a == b:
-            return 10
-        return 11 if sockets_of.get(a, set()) & sockets_of.get(b, set()) else 21
+    def row(n: int) -> tuple[tuple[int, int], ...]:
+        mine = group.get(n)
+        return tuple(
+            (m, 10 if m == n else 11 if mine is not None and group.get(m) == mine else 21)
+            for m in all_nodes
+        )
 
     return tuple(
         NUMANode(
@@ -352,9 +352,17 @@ def _nodes(s: SyntheticShape, cores: list[_Slot], cpus: list[CPU]) -> tuple[NUMA
             cpus=CPUSet(online_of.get(n, ())),
             memory_bytes=s.memory_per_numa,
             hugepages=pages,
-            distances=tuple((m, distance(n, m)) for m in all_nodes),
+            distances=row(n),
         )
         for n in all_nodes
+    )
+
+
+def _hugepages(s: SyntheticShape) -> tuple[HugePages, ...]:
+    return tuple(
+        HugePages(size, count, count)
+        for size, count in ((2048, s.hugepages_2mi_per_numa), (1 << 20, s.hugepages_1gi_per_numa))
+        if count
     )
 
 
