@@ -49,7 +49,22 @@ _UID_NAMESPACE: Final = uuid.UUID("6f1f3d0c-4d55-4a8b-9c36-2b8d6f0e7a51")
 
 
 class ManifestError(InputError):
-    """A manifest cannot be read as pods; ``str()`` is ``<file>: <field>: <reason>``."""
+    """A manifest cannot be read as pods; ``str()`` is ``<file>: <field>: <reason>``.
+
+    Control characters in what is echoed (a pod name holding a newline) are escaped, so the
+    message stays one line.
+    """
+
+    def __init__(self, source: str, reason: str, field: str | None = None) -> None:
+        super().__init__(
+            _one_line(source), _one_line(reason), None if field is None else _one_line(field)
+        )
+
+
+def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def pod_uid(namespace: str, name: str) -> str:
