@@ -1,4 +1,11 @@
-"""Shared pytest fixtures: where the shared material lives."""
+"""Shared pytest configuration: the real-capture group and where the shared material lives.
+
+The captures in ``../shared/topologies`` are third-party files the repository never holds. Every
+test that reads them carries the ``shared_captures`` marker (tests that use the
+``topologies_dir`` fixture get it here); when the directory is absent, the whole group is
+skipped from one place with one reason, so ``-ra`` reports a single line instead of one line
+per test.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +13,38 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
-TOPOLOGIES = SHARED / "topologies"
+from numaplane.testing.fixtures import shared_topologies_dir
+
+SHARED_CAPTURES = "shared_captures"
+CAPTURES_MISSING = (
+    "../shared/topologies not found (set NUMAPLANE_SHARED_TOPOLOGIES to use a copy): "
+    "real-capture tests skipped"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put every test that uses the ``topologies_dir`` fixture in the real-capture group."""
+    for item in items:
+        if "topologies_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(SHARED_CAPTURES)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip the real-capture group when the captures are absent.
+
+    Runs before pytest's own skip marks (an empty parameter set over the capture names is one),
+    and always skips from this line: ``-ra`` folds skips by location and reason, so the whole
+    group reports as one line.
+    """
+    if item.get_closest_marker(SHARED_CAPTURES) is not None and shared_topologies_dir() is None:
+        pytest.skip(CAPTURES_MISSING)
 
 
 @pytest.fixture(scope="session")
 def topologies_dir() -> Path:
-    """``../shared/topologies`` (hwloc captures and XML exports)."""
-    if not TOPOLOGIES.is_dir():
-        pytest.skip(f"{TOPOLOGIES} is not present")
-    return TOPOLOGIES
+    """``../shared/topologies`` (hwloc captures and XML exports); the group's gate skips first."""
+    found = shared_topologies_dir()
+    if found is None:  # pragma: no cover - pytest_runtest_setup skipped the test already
+        pytest.skip(CAPTURES_MISSING)
+    return found

@@ -308,6 +308,56 @@ ERROR_CASES = [
         "memory and hugepages-<size>",
     ),
     ErrorCase(
+        "label key not a string",
+        "kind: Pod\nmetadata: {name: p, labels: {1: a}}\nspec: {containers: [{name: c}]}\n",
+        "pod.yaml: metadata.labels.1: keys must be strings, got int 1",
+    ),
+    ErrorCase(
+        "resource name not a string",
+        POD + "    - {name: c, resources: {requests: {1: 2}}}\n",
+        "pod.yaml: spec.containers[0].resources.requests.1: resource names must be non-empty "
+        "strings",
+    ),
+    ErrorCase(
+        "env is not a list",
+        POD + "    - {name: c, env: 3}\n",
+        "pod.yaml: spec.containers[0].env: expected a list of variables, got int 3",
+    ),
+    ErrorCase(
+        "a YAML date where a string belongs",
+        POD + "    - {name: c, image: 2024-01-01}\n",
+        "pod.yaml: spec.containers[0].image: expected a string, got date datetime.date(2024, 1, 1)",
+    ),
+    ErrorCase(
+        "braces in a bad quantity are quoted, not expanded",
+        POD + "    - {name: c, resources: {limits: {cpu: '{x}'}}}\n",
+        "pod.yaml: spec.containers[0].resources.limits.cpu: invalid quantity '{x}': quantities "
+        "must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    ErrorCase(
+        "a long value is shortened in the message",
+        "kind: Pod\nmetadata: {name: p}\nspec: {restartPolicy: " + "x" * 500 + "}\n",
+        "pod.yaml: spec.restartPolicy: must be one of Always, OnFailure, Never; got '"
+        + "x" * 60
+        + "...'",
+    ),
+    ErrorCase(
+        "a date YAML's grammar accepts but the calendar does not",
+        "kind: Pod\nmetadata: {name: p, uid: 2024-13-45}\n",
+        "pod.yaml: invalid YAML: month must be in 1..12",
+    ),
+    ErrorCase(
+        "YAML nested too deeply",
+        "[" * 5000 + "]" * 5000,
+        "pod.yaml: invalid YAML: nested too deeply",
+    ),
+    ErrorCase(
+        "JSON nested too deeply",
+        "[" * 100000 + "]" * 100000,
+        "pod.json: invalid JSON: nested too deeply",
+        source="pod.json",
+    ),
+    ErrorCase(
         "same pod twice",
         POD + "    - {name: c}\n---\n" + POD + "    - {name: c}\n",
         "pod.yaml: pod default/p appears more than once",
@@ -332,3 +382,19 @@ def test_pod_from_dict_prefixes_paths() -> None:
     assert (
         str(caught.value) == "cluster: items[3].spec.containers: a pod needs at least one container"
     )
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (1, "numaplane_pods.json: pods[1]: expected a Pod (a mapping), got int 1"),
+        ([1], "numaplane_pods.json: pods[1]: expected a Pod (a mapping), got a list"),
+        ({"kind": 1}, "numaplane_pods.json: pods[1].kind: expected kind Pod, got 1"),
+    ],
+    ids=["a number", "a list", "a kind that is no string"],
+)
+def test_pod_from_dict_refuses_what_is_no_pod(record: object, message: str) -> None:
+    """A pod record file holding ``{"pods": [1, 2]}`` is one error line, not a TypeError."""
+    with pytest.raises(ManifestError) as caught:
+        pod_from_dict(record, "numaplane_pods.json", "pods[1].")
+    assert str(caught.value) == message

@@ -30,6 +30,7 @@ def test_show_json_of_a_preset(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(doc["cpus"]) == 12
 
 
+@pytest.mark.shared_captures
 def test_show_tree_of_a_capture(capsys: pytest.CaptureFixture[str]) -> None:
     if "16amd64-8n2c" not in linux_fixture_names():
         pytest.skip("captures are not present")

@@ -45,6 +45,7 @@ class Scenario:
     scope: str
     max_examples: int
     with_gpus: bool = False
+    captured: bool = False
 
 
 def _fixture(name: str) -> Callable[[], Machine]:
@@ -58,10 +59,29 @@ def _fixture(name: str) -> Callable[[], Machine]:
 
 SCENARIOS = (
     Scenario(
-        "8numa-single-numa-node", _fixture("16amd64-8n2c"), "single-numa-node", "container", 12
+        "8numa-single-numa-node",
+        _fixture("16amd64-8n2c"),
+        "single-numa-node",
+        "container",
+        12,
+        captured=True,
     ),
-    Scenario("8numa-best-effort-pod", _fixture("32amd64-4s2n4c-cgroup2"), "best-effort", "pod", 30),
-    Scenario("4socket-restricted", _fixture("16em64t-4s2c2t"), "restricted", "container", 50),
+    Scenario(
+        "8numa-best-effort-pod",
+        _fixture("32amd64-4s2n4c-cgroup2"),
+        "best-effort",
+        "pod",
+        30,
+        captured=True,
+    ),
+    Scenario(
+        "4socket-restricted",
+        _fixture("16em64t-4s2c2t"),
+        "restricted",
+        "container",
+        50,
+        captured=True,
+    ),
     Scenario(
         "gpu-single-numa-node",
         lambda: load_machine("dual-socket-gpu"),
@@ -160,7 +180,12 @@ def _check_invariants(node: Node, machine: Machine, policy: str) -> None:
             assert len(numa) <= 1, f"{pod.uid}/{c.name} spans NUMA nodes {sorted(numa)}"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "scenario",
+    # A scenario on a capture belongs to the real-capture group (see tests/conftest.py).
+    [pytest.param(s, marks=pytest.mark.shared_captures) if s.captured else s for s in SCENARIOS],
+    ids=lambda s: s.name,
+)
 def test_random_admit_release_sequences_keep_invariants(scenario: Scenario) -> None:
     machine = scenario.machine()
     config = kubelet_config_from_dict(

@@ -20,6 +20,9 @@ from numaplane.testing.fixtures import (
 )
 from numaplane.topology.model import Machine
 
+# Every test here reads the third-party captures (see tests/conftest.py).
+pytestmark = pytest.mark.shared_captures
+
 
 @dataclass(frozen=True)
 class KnownDifference:

@@ -24,6 +24,7 @@ def _count(root: ET.Element, kind: str) -> int:
     return sum(1 for o in root.iter("object") if o.get("type") == kind)
 
 
+@pytest.mark.shared_captures
 @pytest.mark.parametrize("name", xml_fixture_names())
 def test_export_agrees_with_elementtree(name: str) -> None:
     path = fixture_path(name)
@@ -55,6 +56,7 @@ def test_export_agrees_with_elementtree(name: str) -> None:
         assert next(d for d in machine.devices if d.address == address).numa == numa
 
 
+@pytest.mark.shared_captures
 @pytest.mark.parametrize("name", xml_fixture_names())
 def test_export_distances_match_the_matrix(name: str) -> None:
     root = ET.parse(fixture_path(name)).getroot()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numaplane.testing.fixtures import shared_topologies_dir
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.errors import SyntheticSpecError
 from numaplane.topology.presets import PRESETS, preset
@@ -60,7 +60,35 @@ BAD = (
     Bad("bad size", "memory-per-numa=lots", "size"),
     Bad("bad numbering", "numbering=random", "numbering"),
     Bad("too big", "sockets=4096,cores-per-numa=4096", "exceed"),
+    Bad("a million sockets", "sockets=1000000", "4000000 CPUs exceed the limit of 65536"),
+    Bad("huge cores per node", "cores-per-numa=100000000", "CPUs exceed the limit of 65536"),
+    Bad(
+        "huge memory-only count",
+        "memory-only-numa=99999999",
+        "100000000 NUMA nodes exceed the limit of 1024",
+    ),
+    Bad("huge GPU count", "gpus-per-numa=99999999", "GPUs exceed the limit of 65536"),
+    Bad(
+        "cores per socket against per node",
+        "cores-per-socket=4,cores-per-numa=3,numa-per-socket=2",
+        "cores-per-socket=4 conflicts with cores-per-numa=3 x numa-per-socket=2",
+    ),
+    Bad(
+        "cores per node against per socket",
+        "sockets=2,sockets-per-numa=2,cores-per-socket=4,cores-per-numa=4",
+        "cores-per-numa=4 conflicts with cores-per-socket=4 x sockets-per-numa=2",
+    ),
+    Bad("offline id past the CPU limit", "offline=0-999999999", "above the limit of 65535"),
+    Bad("a number too long", "memory-per-numa=" + "9" * 5000, "more than 18 digits"),
+    Bad("a digit Python reads but is no number", "threads-per-core=²", "non-negative integer"),
 )
+
+
+def test_agreeing_core_counts_are_accepted() -> None:
+    both = parse_synthetic("cores-per-socket=6,cores-per-numa=3,numa-per-socket=2")
+    one = parse_synthetic("cores-per-numa=3,numa-per-socket=2")
+    assert (both.cpus, both.numa_nodes) == (one.cpus, one.numa_nodes)
+    assert len(both.all_cpu_ids) == 6
 
 
 @pytest.mark.parametrize("case", BAD, ids=lambda c: c.name)
@@ -91,11 +119,22 @@ def test_shape_laws(sockets: int, nps: int, cores: int, threads: int, numbering:
     assert parse_shape(parse_shape(spec).to_spec()) == parse_shape(spec)
 
 
+# The conformance vectors are the repository's own test data (tests/data/vectors); until that
+# copy exists on a branch, the shared directory beside the repository stands in.
+_VECTOR_DIRS = (
+    Path(__file__).resolve().parents[1] / "data" / "vectors",
+    Path(__file__).resolve().parents[2].parent / "shared" / "vectors",
+)
+
+
 def _kubelet_topologies() -> dict[str, dict[str, object]]:
-    base = shared_topologies_dir()
-    path = (base.parent if base else Path("/nonexistent")) / "vectors" / "topologies.json"
-    if not path.exists():
-        pytest.skip("topologies.json is not present")
+    env = os.environ.get("NUMAPLANE_VECTORS")
+    dirs = (Path(env),) if env else _VECTOR_DIRS
+    path = next((d / "topologies.json" for d in dirs if (d / "topologies.json").is_file()), None)
+    if path is None:
+        pytest.fail(
+            f"topologies.json (conformance vectors) not found in {', '.join(map(str, dirs))}"
+        )
     data: dict[str, dict[str, object]] = json.loads(path.read_text())["topologies"]
     return data
 

@@ -5,6 +5,9 @@ are pods. Fields numaplane does not use are ignored, so real manifests load unch
 API server would default is defaulted here too (requests from limits, the restart policy, the
 grace period), because the kubelet only ever sees defaulted pods.
 
+Documents are parsed by the pydantic models of ``numaplane.api._podschema`` (as the kubelet
+configuration is by ``_kubeletschema``), then checked across fields and defaulted here.
+
 Every problem raises :class:`ManifestError`, whose message is one line naming the file, the
 field (``spec.containers[0].resources.limits.cpu``) and what is wrong with it.
 """
@@ -13,12 +16,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 import yaml
+from pydantic import ValidationError
 
+from numaplane.api import _podschema as schema
 from numaplane.api.pod import (
     Container,
     Pod,
@@ -27,7 +32,7 @@ from numaplane.api.pod import (
     default_pod_resources,
     is_pod_level_resource,
 )
-from numaplane.api.quantity import Quantity, QuantityError
+from numaplane.api.quantity import Quantity
 from numaplane.errors import InputError
 
 __all__ = [
@@ -39,13 +44,27 @@ __all__ = [
     "pods_from_text",
 ]
 
-_RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 # A fixed namespace so derived uids agree across runs and machines.
 _UID_NAMESPACE: Final = uuid.UUID("6f1f3d0c-4d55-4a8b-9c36-2b8d6f0e7a51")
 
 
 class ManifestError(InputError):
-    """A manifest cannot be read as pods; ``str()`` is ``<file>: <field>: <reason>``."""
+    """A manifest cannot be read as pods; ``str()`` is ``<file>: <field>: <reason>``.
+
+    Control characters in what is echoed (a pod name holding a newline) are escaped, so the
+    message stays one line.
+    """
+
+    def __init__(self, source: str, reason: str, field: str | None = None) -> None:
+        super().__init__(
+            _one_line(source), _one_line(reason), None if field is None else _one_line(field)
+        )
+
+
+def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def pod_uid(namespace: str, name: str) -> str:
@@ -91,10 +110,23 @@ def _parse_documents(text: str, source: str) -> list[Any]:
             raise ManifestError(
                 source, f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
             ) from error
+        except (ValueError, RecursionError) as error:  # a number too long, nesting too deep
+            raise ManifestError(source, f"invalid JSON: {_first_line(error)}") from None
     try:
         return [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except yaml.YAMLError as error:
         raise ManifestError(source, _yaml_reason(error)) from error
+    except (ValueError, OverflowError, RecursionError) as error:
+        # PyYAML builds some scalars with int() and datetime(), which raise these for values
+        # its grammar accepts (a 5000-digit number, 2024-13-45); deep nesting exhausts the stack.
+        raise ManifestError(source, f"invalid YAML: {_first_line(error)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:200]
 
 
 def _yaml_reason(error: yaml.YAMLError) -> str:
@@ -110,7 +142,7 @@ def _pods_from_document(document: Any, source: str, prefix: str) -> list[Pod]:
         where = prefix.rstrip(": ") or None
         raise ManifestError(
             source,
-            f"expected a Kubernetes object (a mapping), got {_describe(document)}",
+            f"expected a Kubernetes object (a mapping), got {schema.describe(document)}",
             where,
         )
     kind = document.get("kind")
@@ -122,70 +154,102 @@ def _pods_from_document(document: Any, source: str, prefix: str) -> list[Pod]:
             return []
         if not isinstance(items, list):
             raise ManifestError(
-                source, f"expected a list, got {_describe(items)}", prefix + "items"
+                source, f"expected a list, got {schema.describe(items)}", prefix + "items"
             )
         pods: list[Pod] = []
         for index, item in enumerate(items):
             item_path = f"{prefix}items[{index}]"
             if not isinstance(item, Mapping):
                 raise ManifestError(
-                    source, f"expected a Pod (a mapping), got {_describe(item)}", item_path
+                    source, f"expected a Pod (a mapping), got {schema.describe(item)}", item_path
                 )
             if item.get("kind", "Pod") != "Pod":
                 raise ManifestError(
-                    source, f"expected kind Pod, got {item.get('kind')!r}", item_path + ".kind"
+                    source,
+                    f"expected kind Pod, got {schema.quote(item.get('kind'))}",
+                    item_path + ".kind",
                 )
             pods.append(pod_from_dict(item, source, item_path + "."))
         return pods
     if kind is None:
         raise ManifestError(source, "missing; expected Pod or List", prefix + "kind")
     raise ManifestError(
-        source, f"kind {kind!r} is not supported; expected Pod or List", prefix + "kind"
+        source, f"kind {schema.quote(kind)} is not supported; expected Pod or List", prefix + "kind"
     )
 
 
-def pod_from_dict(obj: Mapping[str, Any], source: str, path_prefix: str = "") -> Pod:
-    """One pod from its manifest mapping; ``path_prefix`` is prepended to field paths in errors."""
-    reader = _Reader(source, path_prefix)
-    if "kind" in obj and obj["kind"] != "Pod":
-        reader.fail("kind", f"expected kind Pod, got {obj['kind']!r}")
-    metadata = reader.mapping(obj, "metadata", "metadata", required=True)
-    name = reader.string(metadata, "name", "metadata.name", required=True)
-    namespace = reader.string(metadata, "namespace", "metadata.namespace") or "default"
-    uid = reader.string(metadata, "uid", "metadata.uid") or pod_uid(namespace, name)
-    labels = reader.string_map(metadata, "labels", "metadata.labels")
-    annotations = reader.string_map(metadata, "annotations", "metadata.annotations")
+def pod_from_dict(obj: object, source: str, path_prefix: str = "") -> Pod:
+    """One pod from its manifest mapping; ``path_prefix`` is prepended to field paths in errors.
 
-    spec = reader.mapping(obj, "spec", "spec", required=True)
-    containers = reader.containers(spec, "containers", required=True)
-    init_containers = reader.containers(spec, "initContainers", required=False)
+    The mapping is parsed by the pydantic models of ``_podschema``; the first error becomes the
+    ``ManifestError``. Then the checks across fields, and the API server's defaulting.
+    """
+    where = path_prefix.rstrip(".") or None
+    if not isinstance(obj, Mapping):
+        raise ManifestError(
+            source, f"expected a Pod (a mapping), got {schema.describe(obj)}", where
+        )
+    if "kind" in obj and obj["kind"] != "Pod":
+        raise ManifestError(
+            source, f"expected kind Pod, got {schema.quote(obj['kind'])}", path_prefix + "kind"
+        )
+    try:
+        wire = schema.WirePod.model_validate(dict(obj))
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        raise ManifestError(
+            source, schema.error_message(first), path_prefix + schema.field_path(first["loc"])
+        ) from None
+    try:
+        return _build(wire)
+    except _FieldError as error:
+        raise ManifestError(source, error.reason, path_prefix + error.field) from None
+
+
+class _FieldError(Exception):
+    """A check across fields failed at ``field`` (a path inside the pod)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def _build(wire: schema.WirePod) -> Pod:
+    metadata = wire.metadata
+    if metadata is None:
+        raise _FieldError("metadata", "required field is missing")
+    if not metadata.name:
+        raise _FieldError("metadata.name", "required field is missing")
+    name = metadata.name
+    namespace = metadata.namespace or "default"
+    uid = metadata.uid or pod_uid(namespace, name)
+    spec = wire.spec
+    if spec is None:
+        raise _FieldError("spec", "required field is missing")
+    if not spec.containers:
+        raise _FieldError("spec.containers", "a pod needs at least one container")
+    init_containers = _containers(spec.init_containers or [], "spec.initContainers")
+    containers = _containers(spec.containers, "spec.containers")
     seen: set[str] = set()
     for field_name, group in (("initContainers", init_containers), ("containers", containers)):
         for index, container in enumerate(group):
             if container.name in seen:
-                reader.fail(
+                raise _FieldError(
                     f"spec.{field_name}[{index}].name",
-                    f"duplicate container name {container.name!r}",
+                    f"duplicate container name {schema.quote(container.name)}",
                 )
             seen.add(container.name)
-
-    restart_policy = reader.string(spec, "restartPolicy", "spec.restartPolicy") or "Always"
-    reader.check_choice(restart_policy, _RESTART_POLICIES, "spec.restartPolicy")
-    grace = reader.integer(
-        spec, "terminationGracePeriodSeconds", "spec.terminationGracePeriodSeconds", default=30
-    )
-    node_name = reader.string(spec, "nodeName", "spec.nodeName") or None
-    overhead = reader.quantities(spec, "overhead", "spec.overhead")
     pod_resources = None
-    if spec.get("resources") is not None:
-        pod_resources = reader.resources(spec, "spec.resources")
+    if spec.resources is not None:
+        pod_resources = _resources(spec.resources, "spec.resources")
         for kind_name, values in (
             ("requests", pod_resources.requests),
             ("limits", pod_resources.limits),
         ):
             for resource in values:
                 if not is_pod_level_resource(resource):
-                    reader.fail(
+                    raise _FieldError(
                         f"spec.resources.{kind_name}.{resource}",
                         "pod-level resources may only set cpu, memory and hugepages-<size>",
                     )
@@ -193,222 +257,94 @@ def pod_from_dict(obj: Mapping[str, Any], source: str, path_prefix: str = "") ->
             pod_resources,
             Pod(name=name, uid=uid, containers=containers, init_containers=init_containers),
         )
-
-    status = reader.mapping(obj, "status", "status", required=False)
-    qos_text = reader.string(status, "qosClass", "status.qosClass")
-    qos: QOSClass | None = None
-    if qos_text:
-        reader.check_choice(qos_text, tuple(c.value for c in QOSClass), "status.qosClass")
-        qos = QOSClass(qos_text)
-    container_ids = _container_ids(reader, status, seen)
-
+    qos_text = wire.status.qos_class if wire.status is not None else None
+    grace = spec.termination_grace_period_seconds
     return Pod(
         name=name,
         uid=uid,
         namespace=namespace,
         containers=containers,
         init_containers=init_containers,
-        restart_policy=restart_policy,
-        status_qos_class=qos,
+        restart_policy=spec.restart_policy or "Always",
+        status_qos_class=QOSClass(qos_text) if qos_text else None,
         resources=pod_resources,
-        overhead=overhead,
-        termination_grace_period_seconds=grace,
-        labels=labels,
-        annotations=annotations,
-        node_name=node_name,
-        container_ids=container_ids,
+        overhead=dict(spec.overhead or {}),
+        termination_grace_period_seconds=30 if grace is None else grace,
+        labels=dict(metadata.labels or {}),
+        annotations=dict(metadata.annotations or {}),
+        node_name=spec.node_name or None,
+        container_ids=_container_ids(wire.status, seen),
     )
 
 
-def _container_ids(reader: _Reader, status: Mapping[str, Any], names: set[str]) -> dict[str, str]:
+def _container_ids(status: schema.WireStatus | None, names: set[str]) -> dict[str, str]:
     """``status.{initContainerStatuses,containerStatuses}[].containerID`` by container name.
 
     The runtime's IDs (``<type>://<id>``, checked as the kubelet's ``ParseContainerID`` does) are
     what the kubelet's container map holds; a status without an ID (not created yet) is skipped.
     """
     ids: dict[str, str] = {}
-    for key in ("initContainerStatuses", "containerStatuses"):
-        entries = status.get(key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            reader.fail(f"status.{key}", f"expected a list, got {_describe(entries)}")
-        for index, entry in enumerate(entries):
+    if status is None:
+        return ids
+    for key, entries in (
+        ("initContainerStatuses", status.init_container_statuses),
+        ("containerStatuses", status.container_statuses),
+    ):
+        for index, entry in enumerate(entries or []):
             path = f"status.{key}[{index}]"
-            if not isinstance(entry, Mapping):
-                reader.fail(path, f"expected a mapping, got {_describe(entry)}")
-            name = reader.string(entry, "name", f"{path}.name", required=True)
-            if name not in names:
-                reader.fail(f"{path}.name", f"no container named {name!r} in the spec")
-            container_id = reader.string(entry, "containerID", f"{path}.containerID")
-            if not container_id:
+            if not entry.name:
+                raise _FieldError(f"{path}.name", "required field is missing")
+            if entry.name not in names:
+                raise _FieldError(f"{path}.name", f"no container named {entry.name!r} in the spec")
+            if not entry.container_id:
                 continue
-            if len(container_id.split("://")) != 2:
-                reader.fail(f"{path}.containerID", f"invalid container ID: {container_id!r}")
-            ids[name] = container_id
+            if len(entry.container_id.split("://")) != 2:
+                raise _FieldError(
+                    f"{path}.containerID", f"invalid container ID: {entry.container_id!r}"
+                )
+            ids[entry.name] = entry.container_id
     return ids
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return f"the boolean {value}"
-    return f"{type(value).__name__} {value!r}"
+def _containers(wires: list[schema.WireContainer], path: str) -> tuple[Container, ...]:
+    return tuple(_container(wire, f"{path}[{index}]") for index, wire in enumerate(wires))
 
 
-class _Reader:
-    """Typed access to a manifest mapping that reports failures with their field path."""
-
-    def __init__(self, source: str, prefix: str) -> None:
-        self.source = source
-        self.prefix = prefix
-
-    def fail(self, path: str, reason: str) -> NoReturn:
-        raise ManifestError(self.source, reason, self.prefix + path)
-
-    def mapping(
-        self, obj: Mapping[str, Any], key: str, path: str, *, required: bool
-    ) -> Mapping[str, Any]:
-        value = obj.get(key)
-        if value is None:
-            if required:
-                self.fail(path, "required field is missing")
-            return {}
-        if not isinstance(value, Mapping):
-            self.fail(path, f"expected a mapping, got {_describe(value)}")
-        return value
-
-    def string(self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = False) -> str:
-        value = obj.get(key)
-        if value is None or value == "":
-            if required:
-                self.fail(path, "required field is missing")
-            return ""
-        if not isinstance(value, str):
-            self.fail(path, f"expected a string, got {_describe(value)}")
-        return str(value)
-
-    def integer(self, obj: Mapping[str, Any], key: str, path: str, *, default: int) -> int:
-        value = obj.get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(path, f"expected an integer, got {_describe(value)}")
-        if value < 0:
-            self.fail(path, f"must not be negative, got {value}")
-        return int(value)
-
-    def string_map(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, str]:
-        values = self.mapping(obj, key, path, required=False)
-        result: dict[str, str] = {}
-        for name, value in values.items():
-            if not isinstance(value, str):
-                self.fail(f"{path}.{name}", f"expected a string, got {_describe(value)}")
-            result[str(name)] = value
-        return result
-
-    def strings(self, obj: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
-        values = obj.get(key)
-        if values is None:
-            return ()
-        if not isinstance(values, list):
-            self.fail(path, f"expected a list of strings, got {_describe(values)}")
-        for index, value in enumerate(values):
-            if not isinstance(value, str):
-                self.fail(f"{path}[{index}]", f"expected a string, got {_describe(value)}")
-        return tuple(values)
-
-    def check_choice(self, value: str, choices: Sequence[str], path: str) -> None:
-        if value not in choices:
-            self.fail(path, f"must be one of {', '.join(choices)}; got {value!r}")
-
-    def quantities(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, Quantity]:
-        values = self.mapping(obj, key, path, required=False)
-        result: dict[str, Quantity] = {}
-        for name, value in values.items():
-            field = f"{path}.{name}"
-            if not isinstance(name, str) or not name:
-                self.fail(field, "resource names must be non-empty strings")
-            if isinstance(value, bool) or not isinstance(value, str | int | float):
-                self.fail(field, f"expected a quantity, got {_describe(value)}")
-            # YAML reads `cpu: 0.5` as a float; its shortest repr is the text that was written.
-            text = repr(value) if isinstance(value, float) else value
-            try:
-                quantity = Quantity.parse(text)
-            except QuantityError as error:
-                self.fail(field, f"invalid quantity {error.text!r}: {error.reason}")
-            if quantity.sign() < 0:
-                self.fail(field, f"must not be negative, got {value!r}")
-            result[name] = quantity
-        return result
-
-    def resources(self, obj: Mapping[str, Any], path: str) -> ResourceRequirements:
-        resources = self.mapping(obj, "resources", path, required=False)
-        requests = self.quantities(resources, "requests", f"{path}.requests")
-        limits = self.quantities(resources, "limits", f"{path}.limits")
-        for name, request in requests.items():
-            if name in limits and request > limits[name]:
-                self.fail(
-                    f"{path}.requests.{name}",
-                    f"request {request} is greater than the limit {limits[name]}",
-                )
-        return ResourceRequirements(requests, limits)
-
-    def containers(
-        self, spec: Mapping[str, Any], key: str, *, required: bool
-    ) -> tuple[Container, ...]:
-        path = f"spec.{key}"
-        values = spec.get(key)
-        if values is None or values == []:
-            if required:
-                self.fail(path, "a pod needs at least one container")
-            return ()
-        if not isinstance(values, list):
-            self.fail(path, f"expected a list of containers, got {_describe(values)}")
-        return tuple(self.container(value, f"{path}[{i}]") for i, value in enumerate(values))
-
-    def container(self, value: Any, path: str) -> Container:
-        if not isinstance(value, Mapping):
-            self.fail(path, f"expected a container (a mapping), got {_describe(value)}")
-        name = self.string(value, "name", f"{path}.name", required=True)
-        restart_policy = self.string(value, "restartPolicy", f"{path}.restartPolicy") or None
-        if restart_policy is not None:
-            self.check_choice(restart_policy, _RESTART_POLICIES, f"{path}.restartPolicy")
+def _container(wire: schema.WireContainer, path: str) -> Container:
+    if not wire.name:
+        raise _FieldError(f"{path}.name", "required field is missing")
+    env: list[tuple[str, str]] = []
+    for index, entry in enumerate(wire.env or []):
+        if not entry.name:
+            raise _FieldError(f"{path}.env[{index}].name", "required field is missing")
+        if entry.value_from is not None:
+            # Resolved by the kubelet from other objects; numaplane has nothing to read.
+            continue
+        env.append((entry.name, entry.value or ""))
+    resources = wire.resources or schema.WireResources()
+    return Container(
+        name=wire.name,
         # The API server defaults each missing request to its limit before the kubelet sees it.
-        resources = self.resources(value, f"{path}.resources").with_defaulted_requests()
-        return Container(
-            name=name,
-            resources=resources,
-            restart_policy=restart_policy,
-            image=self.string(value, "image", f"{path}.image"),
-            command=self.strings(value, "command", f"{path}.command"),
-            args=self.strings(value, "args", f"{path}.args"),
-            env=self.env(value, f"{path}.env"),
-            working_dir=self.string(value, "workingDir", f"{path}.workingDir") or None,
-        )
+        resources=_resources(resources, f"{path}.resources").with_defaulted_requests(),
+        restart_policy=wire.restart_policy or None,
+        image=wire.image or "",
+        command=tuple(wire.command or ()),
+        args=tuple(wire.args or ()),
+        env=tuple(env),
+        working_dir=wire.working_dir or None,
+    )
 
-    def env(self, container: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
-        values = container.get("env")
-        if values is None:
-            return ()
-        if not isinstance(values, list):
-            self.fail(path, f"expected a list of variables, got {_describe(values)}")
-        result: list[tuple[str, str]] = []
-        for index, entry in enumerate(values):
-            entry_path = f"{path}[{index}]"
-            if not isinstance(entry, Mapping):
-                self.fail(entry_path, f"expected a mapping, got {_describe(entry)}")
-            name = self.string(entry, "name", f"{entry_path}.name", required=True)
-            if entry.get("valueFrom") is not None:
-                # Resolved by the kubelet from other objects; numaplane has nothing to read.
-                continue
-            result.append((name, self.string(entry, "value", f"{entry_path}.value")))
-        return tuple(result)
+
+def _resources(wire: schema.WireResources, path: str) -> ResourceRequirements:
+    requests = dict(wire.requests or {})
+    limits = dict(wire.limits or {})
+    for name, request in requests.items():
+        if name in limits and request > limits[name]:
+            raise _FieldError(
+                f"{path}.requests.{name}",
+                f"request {request} is greater than the limit {limits[name]}",
+            )
+    return ResourceRequirements(requests, limits)
 
 
 def pod_to_manifest(pod: Pod) -> dict[str, Any]:

@@ -13,18 +13,28 @@ Resolution order for a spec string:
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import os
 import posixpath
 import re
 import shutil
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from numaplane.topology import presets
-from numaplane.topology.errors import SysfsError, TarballError, UnknownMachineError
+from numaplane.topology import capture_io, presets
+from numaplane.topology.errors import (
+    CaptureLimitError,
+    SysfsError,
+    TarballError,
+    UnknownMachineError,
+)
 from numaplane.topology.hwloc_xml import read_hwloc_xml
 from numaplane.topology.model import Machine
 from numaplane.topology.synthetic import parse_synthetic
@@ -42,8 +52,10 @@ def load_machine(spec: str) -> Machine:
     text = spec.strip()
     if text in ("", HOST):
         return read_sysfs(Path(HOST), name=os.uname().nodename or "localhost", source=HOST)
-    path = Path(text).expanduser()
-    if path.exists():
+    # os.path, not pathlib: "~nobody-here" stays as written instead of raising, and a name too
+    # long or holding NUL is no existing path instead of an OSError.
+    path = Path(os.path.expanduser(text))
+    if os.path.exists(path):
         return load_path(path, source=text)
     if "=" in text:
         return parse_synthetic(text)
@@ -96,7 +108,9 @@ def unpacked_tarball(path: Path, label: str | None = None) -> Iterator[Path]:
     """Unpack a gathered tarball into a temporary directory; yield its sysfs root; clean up.
 
     Members escaping the directory, device files and links pointing outside are skipped, and
-    absolute links are re-rooted inside the capture.
+    absolute links are re-rooted inside the capture. The archive is bounded (members, bytes per
+    member, decompressed bytes in all: see ``capture_io``); ``CaptureLimitError`` names the
+    limit hit.
     """
     source = label if label is not None else str(path)
     tmp = Path(tempfile.mkdtemp(prefix="numaplane-topology-"))
@@ -109,35 +123,74 @@ def unpacked_tarball(path: Path, label: str | None = None) -> Iterator[Path]:
 
 def _extract(path: Path, dest: Path, source: str) -> None:
     try:
-        with tarfile.open(path, mode="r:*") as archive:
-            links: list[tuple[Path, str]] = []
-            for member in archive:
-                rel = _safe_name(member.name)
-                if rel is None:
-                    continue
-                target = dest / rel
-                if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                elif not _wanted(rel, member.issym()):
-                    continue
-                elif member.isfile():
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    extracted = archive.extractfile(member)
-                    if extracted is not None:
-                        with extracted, open(target, "wb") as out:
-                            shutil.copyfileobj(extracted, out)
-                elif member.issym():
-                    links.append((Path(rel), member.linkname))
-                # hard links, devices, FIFOs: a capture's topology never needs them
-            for rel_link, link_target in links:
-                _make_link(dest, rel_link, link_target)
+        with _decompressed(path) as raw:
+            # Streamed ("r|"): the archive is read once, front to back, through the cap, so
+            # neither a huge member nor a huge header is ever held or skipped past the limit.
+            stream = capture_io.CappedReader(raw, capture_io.MAX_ARCHIVE_BYTES, source)
+            with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+                _extract_members(archive, dest, source)
+    except CaptureLimitError:
+        raise
     except tarfile.ReadError:
         raise TarballError(
             source, "cannot unpack: not a tar archive (plain, gzip, bzip2 or xz) or corrupt"
         ) from None
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+    except (tarfile.TarError, EOFError, OSError, ValueError, lzma.LZMAError, zlib.error) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TarballError(source, f"cannot unpack tar archive: {reason}") from None
+
+
+def _extract_members(archive: tarfile.TarFile, dest: Path, source: str) -> None:
+    links: list[tuple[Path, str]] = []
+    for count, member in enumerate(archive, start=1):
+        if count > capture_io.MAX_MEMBERS:
+            raise CaptureLimitError(
+                source,
+                f"the archive holds more than the limit of {capture_io.MAX_MEMBERS} members",
+            )
+        if member.size > capture_io.MAX_MEMBER_BYTES:
+            raise CaptureLimitError(
+                source,
+                f"member {member.name!r} ({member.size} bytes) is larger than the limit of "
+                f"{capture_io.MAX_MEMBER_BYTES >> 20} MiB for one capture file",
+            )
+        rel = _safe_name(member.name)
+        if rel is None:
+            continue
+        target = dest / rel
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif not _wanted(rel, member.issym()):
+            continue
+        elif member.isfile():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            extracted = archive.extractfile(member)
+            if extracted is not None:
+                with extracted, open(target, "wb") as out:
+                    shutil.copyfileobj(extracted, out)
+        elif member.issym():
+            links.append((Path(rel), member.linkname))
+        # hard links, devices, FIFOs: a capture's topology never needs them
+    for rel_link, link_target in links:
+        _make_link(dest, rel_link, link_target)
+
+
+@contextmanager
+def _decompressed(path: Path) -> Iterator[io.BufferedIOBase]:
+    """The archive's bytes, decompressed by what its first bytes say (plain tar otherwise)."""
+    with open(path, "rb") as probe:
+        head = probe.read(6)
+    with ExitStack() as stack:
+        raw: io.BufferedIOBase
+        if head.startswith(b"BZh"):
+            raw = stack.enter_context(bz2.BZ2File(path))
+        elif head.startswith(b"\x1f\x8b"):
+            raw = stack.enter_context(gzip.GzipFile(path))
+        elif head.startswith(b"\xfd7zXZ\x00"):
+            raw = stack.enter_context(lzma.LZMAFile(path))
+        else:
+            raw = stack.enter_context(open(path, "rb"))
+        yield raw
 
 
 # Captures hold thousands of files discovery never reads; unpacking only the ones it reads

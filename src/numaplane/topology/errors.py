@@ -9,7 +9,20 @@ from numaplane.errors import InputError
 
 
 class MachineInputError(InputError):
-    """A ``--machine`` value cannot be turned into a machine."""
+    """A ``--machine`` value cannot be turned into a machine.
+
+    The input and the reason are echoed with control characters escaped (a newline typed into
+    ``--machine`` shows as ``\\n``), so the message stays one line.
+    """
+
+    def __init__(self, source: str, reason: str, field: str | None = None) -> None:
+        super().__init__(_one_line(source), _one_line(reason), field)
+
+
+def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class UnknownMachineError(MachineInputError):
@@ -22,6 +35,13 @@ class SysfsError(MachineInputError):
 
 class TarballError(MachineInputError):
     """A gathered-topology archive cannot be read or unpacked safely."""
+
+
+class CaptureLimitError(MachineInputError):
+    """A capture is larger than discovery reads (a file, the files in all, an archive, an id).
+
+    ``source`` names the file or archive; the reason names the limit that was hit.
+    """
 
 
 class HwlocXMLError(MachineInputError):

@@ -22,10 +22,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from numaplane.topology.capture_io import MAX_XML_BYTES, parse_cpu_mask
 from numaplane.topology.cpuset import CPUSet
-from numaplane.topology.errors import HwlocXMLError
+from numaplane.topology.errors import CaptureLimitError, HwlocXMLError
 from numaplane.topology.model import CPU, HugePages, Machine, NUMANode, PCIDevice
-from numaplane.topology.sysfs import parse_cpu_mask
 
 _IO_TYPES = frozenset({"Bridge", "PCIDev", "OSDev", "Misc"})
 _UNCORE_MIN_LEVEL = 3
@@ -43,9 +43,14 @@ def read_hwloc_xml(path: Path, *, name: str | None = None, source: str | None = 
     """Load the machine an hwloc XML export describes; ``HwlocXMLError`` when it is unusable."""
     label = source if source is not None else str(path)
     try:
-        text = path.read_bytes()
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_XML_BYTES + 1)
     except OSError as exc:
         raise HwlocXMLError(label, f"cannot read: {exc.strerror or exc}") from None
+    if len(text) > MAX_XML_BYTES:
+        raise CaptureLimitError(
+            label, f"larger than the limit of {MAX_XML_BYTES >> 20} MiB for an hwloc XML export"
+        )
     return parse_hwloc_xml(text, name=name or path.stem, source=label)
 
 

@@ -18,6 +18,10 @@ Keys (defaults in brackets):
 
 Core ids are global (0 .. cores-1), as in the kubelet's test fixtures. Distances are 10 to
 itself, 11 to a node sharing a socket, 21 otherwise.
+
+Sizes are checked before anything is built, so an absurd shape fails at once with the limit it
+hit: at most ``MAX_CPUS`` CPUs, ``MAX_NUMA_NODES`` NUMA nodes and ``MAX_DEVICES`` GPUs; numbers
+have at most ``MAX_DIGITS`` digits.
 """
 
 from __future__ import annotations
@@ -30,8 +34,14 @@ from numaplane.topology.errors import SyntheticSpecError
 from numaplane.topology.model import CPU, HugePages, Machine, NUMANode, PCIDevice
 
 MAX_CPUS = 1 << 16
+# Linux's own ceiling (CONFIG_NODES_SHIFT=10); each node also holds a distance row to every node.
+MAX_NUMA_NODES = 1 << 10
+MAX_DEVICES = 1 << 16
+# Longer numbers cannot be a sensible count or size (and Python refuses very long ones).
+MAX_DIGITS = 18
+_DIGITS = re.compile(r"[0-9]+")
 NUMBERINGS = ("linear", "interleaved", "adjacent")
-_SIZE = re.compile(r"(\d+)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?")
+_SIZE = re.compile(r"([0-9]+)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?")
 _FACTORS = {
     None: 1,
     "k": 10**3,
@@ -141,6 +151,12 @@ def _parse_value(text: str, key: str, value: str) -> object:
             raise SyntheticSpecError(text, f"numbering must be one of {', '.join(NUMBERINGS)}")
         return value
     if key == "offline":
+        # Check the ids before CPUSet.parse expands the ranges: "0-999999999" is a billion ids.
+        for number_text in _DIGITS.findall(value):
+            if len(number_text) > MAX_DIGITS or int(number_text) >= MAX_CPUS:
+                raise SyntheticSpecError(
+                    text, f"offline: CPU id {number_text} is above the limit of {MAX_CPUS - 1}"
+                )
         try:
             return CPUSet.parse(value)
         except CPUSetParseError as exc:
@@ -149,14 +165,21 @@ def _parse_value(text: str, key: str, value: str) -> object:
         m = _SIZE.fullmatch(value)
         if not m:
             raise SyntheticSpecError(text, f"{key}={value!r} is not a size like 64Gi")
+        _check_digits(text, key, m.group(1))
         return int(m.group(1)) * _FACTORS[m.group(2)]
-    if not value.isdigit():
+    if not _DIGITS.fullmatch(value):
         raise SyntheticSpecError(text, f"{key}={value!r} is not a non-negative integer")
+    _check_digits(text, key, value)
     number = int(value)
     may_be_zero = key.startswith(("hugepages", "gpus", "memory-only"))
     if number == 0 and not may_be_zero:
         raise SyntheticSpecError(text, f"{key} must be at least 1")
     return number
+
+
+def _check_digits(text: str, key: str, digits: str) -> None:
+    if len(digits) > MAX_DIGITS:
+        raise SyntheticSpecError(text, f"{key}: a number of more than {MAX_DIGITS} digits")
 
 
 def _render_size(n: int) -> str:
@@ -180,19 +203,59 @@ def _fail(shape: SyntheticShape, reason: str) -> SyntheticSpecError:
     return SyntheticSpecError(shape.to_spec(), reason)
 
 
-def _slots(s: SyntheticShape) -> list[list[_Slot]]:
-    """Physical cores grouped per socket, in socket order."""
+def _cores_per_domain(s: SyntheticShape) -> int:
+    """Cores per socket (several sockets per node) or per node (several nodes per socket).
+
+    Refuses the keys when they disagree (``cores-per-socket=4,cores-per-numa=3,
+    numa-per-socket=2``) rather than letting one silently win.
+    """
     if s.numa_per_socket > 1 and s.sockets_per_numa > 1:
         raise _fail(s, "numa-per-socket and sockets-per-numa cannot both exceed 1")
     if s.sockets % s.sockets_per_numa:
         raise _fail(s, "sockets must be a multiple of sockets-per-numa")
+    per_socket, per_numa = s.cores_per_socket, s.cores_per_numa
     if s.sockets_per_numa > 1:  # a domain is a socket, several per node
-        per_domain = s.cores_per_socket or _divide(s, s.cores_per_numa or 4, s.sockets_per_numa)
+        if per_socket and per_numa and per_socket * s.sockets_per_numa != per_numa:
+            raise _fail(
+                s,
+                f"cores-per-numa={per_numa} conflicts with cores-per-socket={per_socket} x "
+                f"sockets-per-numa={s.sockets_per_numa}",
+            )
+        return per_socket or _divide(s, per_numa or 4, s.sockets_per_numa)
+    if per_socket and per_numa and per_numa * s.numa_per_socket != per_socket:
+        raise _fail(
+            s,
+            f"cores-per-socket={per_socket} conflicts with cores-per-numa={per_numa} x "
+            f"numa-per-socket={s.numa_per_socket}",
+        )
+    return per_numa or (_divide(s, per_socket, s.numa_per_socket) if per_socket else 4)
+
+
+def _check_sizes(s: SyntheticShape) -> int:
+    """Cores per domain, after checking every count against its limit (nothing built yet)."""
+    per_domain = _cores_per_domain(s)
+    domains = s.sockets if s.sockets_per_numa > 1 else s.sockets * s.numa_per_socket
+    total = domains * per_domain * s.threads_per_core
+    if total > MAX_CPUS:
+        raise _fail(s, f"{total} CPUs exceed the limit of {MAX_CPUS}")
+    cpu_nodes = s.sockets // s.sockets_per_numa * s.numa_per_socket
+    nodes = cpu_nodes + s.memory_only_numa
+    if nodes > MAX_NUMA_NODES:
+        raise _fail(s, f"{nodes} NUMA nodes exceed the limit of {MAX_NUMA_NODES}")
+    gpus = cpu_nodes * s.gpus_per_numa
+    if gpus > MAX_DEVICES:
+        raise _fail(s, f"{gpus} GPUs exceed the limit of {MAX_DEVICES}")
+    if sum(h.size_bytes * h.total for h in _hugepages(s)) > s.memory_per_numa:
+        raise _fail(s, "hugepages exceed memory-per-numa")
+    return per_domain
+
+
+def _slots(s: SyntheticShape) -> list[list[_Slot]]:
+    """Physical cores grouped per socket, in socket order."""
+    per_domain = _check_sizes(s)
+    if s.sockets_per_numa > 1:  # a domain is a socket, several per node
         domains = [(sock, sock // s.sockets_per_numa) for sock in range(s.sockets)]
     else:  # a domain is a node, several per socket
-        per_domain = s.cores_per_numa or (
-            _divide(s, s.cores_per_socket, s.numa_per_socket) if s.cores_per_socket else 4
-        )
         domains = [
             (sock, sock * s.numa_per_socket + j)
             for sock in range(s.sockets)
@@ -232,8 +295,6 @@ def _build(s: SyntheticShape, name: str) -> Machine:
         cores = [slot for g in groups for slot in g]
     threads = s.threads_per_core
     total = len(cores) * threads
-    if total > MAX_CPUS:
-        raise _fail(s, f"{total} CPUs exceed the limit of {MAX_CPUS}")
     if s.offline and max(s.offline) >= total:
         raise _fail(s, f"offline CPUs {s.offline} are outside 0-{total - 1}")
 
@@ -265,31 +326,43 @@ def _build(s: SyntheticShape, name: str) -> Machine:
 def _nodes(s: SyntheticShape, cores: list[_Slot], cpus: list[CPU]) -> tuple[NUMANode, ...]:
     cpu_nodes = sorted({slot.numa for slot in cores})
     memory_only = list(range(cpu_nodes[-1] + 1, cpu_nodes[-1] + 1 + s.memory_only_numa))
-    sockets_of = {n: {slot.socket for slot in cores if slot.numa == n} for n in cpu_nodes}
-    pages = tuple(
-        HugePages(size, count, count)
-        for size, count in ((2048, s.hugepages_2mi_per_numa), (1 << 20, s.hugepages_1gi_per_numa))
-        if count
-    )
-    page_bytes = sum(h.size_bytes * h.total for h in pages)
-    if page_bytes > s.memory_per_numa:
-        raise _fail(s, "hugepages exceed memory-per-numa")
+    sockets_of: dict[int, set[int]] = {}
+    for slot in cores:
+        sockets_of.setdefault(slot.numa, set()).add(slot.socket)
+    online_of: dict[int, list[int]] = {}
+    for c in cpus:
+        if c.online:
+            online_of.setdefault(c.numa, []).append(c.id)
+    pages = _hugepages(s)
     all_nodes = cpu_nodes + memory_only
+    # Two nodes share a socket exactly when their socket sets are equal (a node lies in one
+    # socket, or spans whole sockets); memory-only nodes share none.
+    group = {n: frozenset(sockets) for n, sockets in sockets_of.items()}
 
-    def distance(a: int, b: int) -> int:
-        if a == b:
-            return 10
-        return 11 if sockets_of.get(a, set()) & sockets_of.get(b, set()) else 21
+    def row(n: int) -> tuple[tuple[int, int], ...]:
+        mine = group.get(n)
+        return tuple(
+            (m, 10 if m == n else 11 if mine is not None and group.get(m) == mine else 21)
+            for m in all_nodes
+        )
 
     return tuple(
         NUMANode(
             id=n,
-            cpus=CPUSet(c.id for c in cpus if c.online and c.numa == n),
+            cpus=CPUSet(online_of.get(n, ())),
             memory_bytes=s.memory_per_numa,
             hugepages=pages,
-            distances=tuple((m, distance(n, m)) for m in all_nodes),
+            distances=row(n),
         )
         for n in all_nodes
+    )
+
+
+def _hugepages(s: SyntheticShape) -> tuple[HugePages, ...]:
+    return tuple(
+        HugePages(size, count, count)
+        for size, count in ((2048, s.hugepages_2mi_per_numa), (1 << 20, s.hugepages_1gi_per_numa))
+        if count
     )
 
 

@@ -14,36 +14,67 @@ Where the kubelet's view differs from the hardware, numaplane keeps the kubelet'
 - The uncore cache is the CPU's cache of level 3 or more (the kubelet ignores lower levels);
   its id is the kernel's ``id`` or, where absent, the lowest CPU sharing it; with no such cache
   the socket id stands in, as in the kubelet.
+
+Every file is read through ``capture_io``: bounded per file and in all, CPU ids bounded.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from numaplane.topology.cpuset import CPUSet, CPUSetParseError
-from numaplane.topology.errors import SysfsError
+from numaplane.topology.capture_io import (
+    check_cpu_id,
+    cpu_file,
+    entries,
+    parse_cpu_mask,
+    read_budget,
+    read_cpu_list,
+    read_int,
+    read_text,
+)
+from numaplane.topology.cpuset import CPUSet
+from numaplane.topology.errors import CaptureLimitError, SysfsError
 from numaplane.topology.model import CPU, HugePages, Machine, NUMANode, PCIDevice
 
-_CPU_DIR = re.compile(r"cpu(\d+)")
-_NODE_DIR = re.compile(r"node(\d+)")
-_INDEX_DIR = re.compile(r"index(\d+)")
-_HUGEPAGES_DIR = re.compile(r"hugepages-(\d+)kB")
-_VIRTFN = re.compile(r"virtfn(\d+)")
-_MEMTOTAL = re.compile(r"MemTotal:\s*(\d+)\s*kB")
+__all__ = ["parse_cpu_mask", "read_pci_devices", "read_sysfs"]
+
+# ASCII digits, and few enough that int() takes them (a longer name is no kernel's).
+_CPU_DIR = re.compile(r"cpu([0-9]{1,9})")
+_NODE_DIR = re.compile(r"node([0-9]{1,9})")
+_INDEX_DIR = re.compile(r"index([0-9]{1,9})")
+_HUGEPAGES_DIR = re.compile(r"hugepages-([0-9]{1,18})kB")
+_VIRTFN = re.compile(r"virtfn([0-9]{1,9})")
+_MEMTOTAL = re.compile(r"MemTotal:\s*([0-9]{1,18})\s*kB")
 _UNCORE_MIN_LEVEL = 3
 
 
 def read_sysfs(root: Path, *, name: str | None = None, source: str | None = None) -> Machine:
     """Discover the machine whose ``sys/`` (and ``proc/``) lie under ``root``.
 
-    Raises ``SysfsError`` when ``root`` has no ``sys/devices/system/cpu`` or no usable CPU.
+    Raises ``SysfsError`` when ``root`` has no ``sys/devices/system/cpu`` or no usable CPU, and
+    ``CaptureLimitError`` (naming the file inside the capture) when a limit of ``capture_io``
+    is hit.
     """
-    cpu_root = root / "sys" / "devices" / "system" / "cpu"
     label = source if source is not None else str(root)
+    try:
+        with read_budget():
+            return _read_machine(root, name, label)
+    except CaptureLimitError as err:
+        raise CaptureLimitError(label, f"{_inside_name(root, err.source)}: {err.reason}") from None
+
+
+def _inside_name(root: Path, path: str) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+def _read_machine(root: Path, name: str | None, label: str) -> Machine:
+    cpu_root = root / "sys" / "devices" / "system" / "cpu"
     if not cpu_root.is_dir():
         raise SysfsError(label, "not a sysfs root (no sys/devices/system/cpu)")
     raw = _read_cpus(cpu_root)
@@ -86,9 +117,11 @@ class _RawCPU:
 def _read_cpus(cpu_root: Path) -> list[_RawCPU]:
     ids = sorted(
         int(m.group(1))
-        for entry in _entries(cpu_root)
+        for entry in entries(cpu_root)
         if (m := _CPU_DIR.fullmatch(entry.name)) and entry.is_dir()
     )
+    if ids:
+        check_cpu_id(ids[-1], str(cpu_root / f"cpu{ids[-1]}"))
     online_list = read_cpu_list(cpu_root / "online")
     out: list[_RawCPU] = []
     for cpu_id in ids:
@@ -121,7 +154,7 @@ def _read_cpus(cpu_root: Path) -> list[_RawCPU]:
 
 def _uncore_cache_id(cache_dir: Path) -> int | None:
     best: tuple[int, int] | None = None
-    for entry in _entries(cache_dir):
+    for entry in entries(cache_dir):
         if not _INDEX_DIR.fullmatch(entry.name):
             continue
         level = read_int(entry / "level")
@@ -129,7 +162,7 @@ def _uncore_cache_id(cache_dir: Path) -> int | None:
             continue
         cache_id = read_int(entry / "id")
         if cache_id is None:
-            shared = _cpu_file(entry, "shared_cpu_list", "shared_cpu_map")
+            shared = cpu_file(entry, "shared_cpu_list", "shared_cpu_map")
             if not shared:
                 continue
             cache_id = shared.min()
@@ -139,7 +172,7 @@ def _uncore_cache_id(cache_dir: Path) -> int | None:
 
 
 def _node_link(cpu_dir: Path) -> int | None:
-    for entry in _entries(cpu_dir):
+    for entry in entries(cpu_dir):
         if m := _NODE_DIR.fullmatch(entry.name):
             return int(m.group(1))
     return None
@@ -196,16 +229,16 @@ def _read_nodes(
 ) -> tuple[dict[int, int], list[NUMANode]]:
     node_dirs = [
         (int(m.group(1)), entry)
-        for entry in sorted(_entries(node_root), key=lambda e: e.name)
+        for entry in sorted(entries(node_root), key=lambda e: e.name)
         if (m := _NODE_DIR.fullmatch(entry.name)) and entry.is_dir()
     ]
     usable = {c.id for c in raw if c.online}
     numa_of: dict[int, int] = {}
     for node_id, node_dir in node_dirs:  # directory-name order, as Go's filepath.Glob
-        members = _cpu_file(node_dir, "cpulist", "cpumap")
+        members = cpu_file(node_dir, "cpulist", "cpumap")
         if members is None:
             members = CPUSet(
-                int(m.group(1)) for e in _entries(node_dir) if (m := _CPU_DIR.fullmatch(e.name))
+                int(m.group(1)) for e in entries(node_dir) if (m := _CPU_DIR.fullmatch(e.name))
             )
         for cpu_id in members:
             numa_of[cpu_id] = node_id
@@ -268,7 +301,7 @@ def _node_memory(path: Path) -> int:
 
 def _hugepages(path: Path) -> tuple[HugePages, ...]:
     found: list[HugePages] = []
-    for entry in _entries(path):
+    for entry in entries(path):
         if m := _HUGEPAGES_DIR.fullmatch(entry.name):
             total = read_int(entry / "nr_hugepages") or 0
             free = read_int(entry / "free_hugepages")
@@ -288,7 +321,7 @@ def read_pci_devices(root: Path) -> tuple[PCIDevice, ...]:
     bus = root / "sys" / "bus" / "pci" / "devices"
     devices: list[PCIDevice] = []
     base = root.resolve()
-    for entry in sorted(_entries(bus), key=lambda e: e.name):
+    for entry in sorted(entries(bus), key=lambda e: e.name):
         d = _inside(base, entry)
         numa = read_int(d / "numa_node") if d else None
         devices.append(
@@ -329,72 +362,7 @@ def _link_name(path: Path) -> str | None:
 
 def _virtfns(device_dir: Path) -> tuple[str, ...]:
     found: list[tuple[int, str]] = []
-    for entry in _entries(device_dir):
+    for entry in entries(device_dir):
         if (m := _VIRTFN.fullmatch(entry.name)) and (name := _link_name(entry)):
             found.append((int(m.group(1)), name))
     return tuple(name for _, name in sorted(found))
-
-
-# -- small readers --------------------------------------------------------------------------
-
-
-def read_text(path: Path) -> str | None:
-    """The stripped text of a file, or ``None`` when it cannot be read."""
-    try:
-        return path.read_text(encoding="utf-8", errors="strict").strip()
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-
-
-def read_int(path: Path) -> int | None:
-    """A file holding one integer, or ``None``."""
-    text = read_text(path)
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
-def read_cpu_list(path: Path) -> CPUSet | None:
-    """A file in the kernel's list syntax (``0-3,8``), or ``None``."""
-    text = read_text(path)
-    if text is None:
-        return None
-    try:
-        return CPUSet.parse(text)
-    except CPUSetParseError:
-        return None
-
-
-def parse_cpu_mask(text: str) -> CPUSet:
-    """The kernel's hex mask syntax (``00000000,00000101``: 32-bit words, most significant first).
-
-    Raises ``ValueError`` on anything else.
-    """
-    words = text.strip().split(",")
-    value = 0
-    for word in words:
-        value = (value << 32) | (int(word, 16) if word else 0)
-    return CPUSet(i for i in range(value.bit_length()) if value >> i & 1)
-
-
-def _cpu_file(directory: Path, list_name: str, mask_name: str) -> CPUSet | None:
-    listed = read_cpu_list(directory / list_name)
-    if listed is not None:
-        return listed
-    text = read_text(directory / mask_name)
-    if text is None:
-        return None
-    try:
-        return parse_cpu_mask(text)
-    except ValueError:
-        return None
-
-
-def _entries(directory: Path) -> Iterable[Path]:
-    try:
-        return list(directory.iterdir())
-    except OSError:
-        return []
