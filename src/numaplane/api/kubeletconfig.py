@@ -42,6 +42,7 @@ __all__ = [
     "KubeletConfiguration",
     "MemoryReservation",
     "kubelet_config_from_dict",
+    "kubelet_config_from_text",
     "load_kubelet_config",
 ]
 
@@ -196,10 +197,17 @@ def load_kubelet_config(path: str | Path) -> KubeletConfiguration:
         raise KubeletConfigError(source, f"cannot read the file: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
         raise KubeletConfigError(source, f"the file is not UTF-8 text: {err.reason}") from None
+    return kubelet_config_from_text(text, source)
+
+
+def kubelet_config_from_text(text: str, source: str) -> KubeletConfiguration:
+    """Default and validate a KubeletConfiguration given as YAML or JSON text."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise KubeletConfigError(source, _yaml_reason(err)) from None
+    except RecursionError:
+        raise KubeletConfigError(source, "not valid YAML: nested too deeply") from None
     return kubelet_config_from_dict(document, source)
 
 
