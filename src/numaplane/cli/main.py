@@ -1,7 +1,7 @@
 """The ``numaplane`` command: one group, one module per command group.
 
-Every deliberate error (``NumaplaneError``) becomes one line on stderr and exit status 2; a
-traceback only ever means a bug.
+Every deliberate error (``NumaplaneError``) and every usage error becomes one line on stderr and
+exit status 2; a traceback only ever means a bug.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # One line, like every other input error; --help has the rest.
+        command = exc.ctx.command_path if exc.ctx is not None else "numaplane"
+        message = " ".join(exc.format_message().split())
+        click.echo(f"error: {message} (see '{command} --help')", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
