@@ -26,6 +26,7 @@ from numaplane.cli.options import machine_option
 from numaplane.cli.render import console, styled
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Admission, Node, NodeStates
+from numaplane.node.checkpoint import CheckpointError
 from numaplane.node.devicemanager.inventory import (
     DEFAULT_PCI_RULES,
     PCIRule,
@@ -125,13 +126,18 @@ def _node(
 
     policies = (config.cpu_manager_policy, config.memory_manager_policy)
     try:
-        return attempt(files.node_states(*policies) if files is not None else NodeStates())
+        states = files.node_states(*policies) if files is not None else NodeStates()
+    except CheckpointError as err:
+        # Unreadable, corrupt, or of another policy: the kubelet's words, after the file.
+        raise InputError(err.source or label, str(err)) from err
+    try:
+        return attempt(states)
     except InputError:
         raise
     except NumaplaneError as err:
         # The kubelet refuses to start with this configuration, or with these checkpoints:
         # name the checkpoint that alone makes it refuse, else the configuration.
-        if files is not None:
+        if files is not None and _starts(attempt, NodeStates()):
             for name in (CPU_FILE, MEMORY_FILE, DEVICE_FILE):
                 if files.data[name] is None:
                     continue
@@ -144,6 +150,14 @@ def _node(
                         "given: use the --machine and --config it was written with)",
                     ) from err
         raise InputError(label, str(err)) from err
+
+
+def _starts(attempt: Callable[[NodeStates], Node], states: NodeStates) -> bool:
+    try:
+        attempt(states)
+    except NumaplaneError:
+        return False
+    return True
 
 
 def _encode(node: Node, config: KubeletConfiguration) -> dict[str, bytes]:

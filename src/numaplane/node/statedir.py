@@ -58,7 +58,6 @@ STATE_FILES = (CPU_FILE, MEMORY_FILE, DEVICE_FILE, POD_RECORDS_FILE)
 """The files a commit writes, together."""
 
 JOURNAL = ".numaplane-commit"
-LOCK_FILE = ".numaplane.lock"
 _NEW_SUFFIX = ".numaplane-new"
 MAX_STATE_FILE_BYTES = 256 << 20
 """A state file larger than this is refused unread (a node's real ones are kilobytes)."""
@@ -241,14 +240,13 @@ def recover(state_dir: Path) -> None:
 def locked(state_dir: Path) -> Iterator[None]:
     """Hold ``state_dir`` for this process; ``StateDirError`` if another process holds it.
 
-    An advisory ``flock`` on ``.numaplane.lock``: it is released when the process ends, however
-    it ends, so a crash leaves no stale lock.
+    An advisory ``flock`` on the directory itself: no lock file to leave behind, and the lock
+    goes when the process ends, however it ends.
     """
-    path = state_dir / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(state_dir, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
-        raise StateDirError(state_dir, f"cannot lock the state directory: {exc.strerror}") from exc
+        raise StateDirError(state_dir, f"cannot open the state directory: {exc.strerror}") from exc
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
