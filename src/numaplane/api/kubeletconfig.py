@@ -234,7 +234,8 @@ def _yaml_reason(err: yaml.YAMLError) -> str:
     if isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
         mark = err.problem_mark
         return f"not valid YAML: {err.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return f"not valid YAML: {err}"
+    # A reader error (a control character, bad bytes) has no problem mark: keep its first line.
+    return f"not valid YAML: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
 
 
 def _build(raw: schema.RawKubeletConfiguration, source: str) -> KubeletConfiguration:

@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,7 +65,15 @@ MAX_STATE_FILE_BYTES = 256 << 20
 
 # What a codec raises, instead of a ``CheckpointError``, for a payload it did not anticipate:
 # at this boundary, damage to the file is reported as such rather than as a crash.
-_DECODE_FAILURES = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
+_DECODE_FAILURES = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    RecursionError,
+    AssertionError,  # the CPU codec asserts on a ``null`` document
+)
 
 
 _S = TypeVar("_S")
@@ -319,6 +328,8 @@ class StateFiles:
     def _restore(self, name: str, restore: Callable[[bytes | None, str], _S]) -> _S:
         path = self.path(name)
         try:
+            if name == CPU_FILE:
+                _check_cpu_ranges(self.data[name])
             return restore(self.data[name], path)
         except CheckpointError as exc:
             if name == DEVICE_FILE:
@@ -334,6 +345,37 @@ class StateFiles:
                 hint=_hint(name, path) if name != DEVICE_FILE else None,
                 source=path,
             ) from exc
+
+
+MAX_CPU_RANGE = 1 << 16
+"""The widest CPU range a checkpoint may hold (the largest machine numaplane models)."""
+
+_RANGE = re.compile(r"\s*\+?(\d+)\s*-\s*\+?(\d+)\s*")
+
+
+def _check_cpu_ranges(data: bytes | None) -> None:
+    """Refuse a CPU set such as ``0-9223372036854775807`` before it is expanded CPU by CPU
+    (which would take all memory): every string value of the file is looked at."""
+    if data is None:
+        return
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return  # the codec says what is wrong with it
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str):
+            for item in value.split(","):
+                match = _RANGE.fullmatch(item)
+                if match and int(match[2]) - int(match[1]) >= MAX_CPU_RANGE:
+                    raise CheckpointError(
+                        f"CPU range {item.strip()!r} spans more than {MAX_CPU_RANGE} CPUs"
+                    )
 
 
 def _hint(name: str, path: str) -> str:
