@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from numaplane.node.cpumanager.checkpoint import CPUManagerCheckpoint
+from numaplane.node.devicemanager import checkpoint as device_codec
+from numaplane.node.memorymanager import checkpoint as memory_codec
 from numaplane.node.statedir import STATE_FILES
 from tests.cli.helpers import Outcome, invoke
 
@@ -323,3 +325,84 @@ def test_fuzzed_command_line(
     for option, value in extra:
         argv += [option] if option == "--explain" else [option, value]
     assert_answer_or_one_line(invoke(*argv))
+
+
+SIZES = st.one_of(
+    st.integers(-1, 4), st.integers(0, 2**64 - 1), st.sampled_from([2**63 - 1, 64 << 30])
+)
+NUMA_IDS = st.one_of(st.integers(-1, 3), st.sampled_from([63, 64, 10**6]))
+MEMORY_TABLES = st.builds(memory_codec.MemoryTable, SIZES, SIZES, SIZES, SIZES, SIZES)
+MEMORY_NODES = st.builds(
+    memory_codec.NUMANodeState,
+    st.integers(-1, 5),
+    st.dictionaries(st.sampled_from(["memory", "hugepages-2Mi", "x"]), MEMORY_TABLES, max_size=2),
+    st.one_of(st.none(), st.lists(NUMA_IDS, max_size=3).map(tuple)),
+)
+MEMORY_BLOCKS = st.builds(
+    memory_codec.Block,
+    st.lists(NUMA_IDS, max_size=3).map(tuple),
+    st.sampled_from(["memory", "hugepages-1Gi", "x"]),
+    SIZES,
+)
+
+
+@FUZZ
+@given(
+    policy=st.sampled_from(["Static", "None", "static"]),
+    nodes=st.dictionaries(NUMA_IDS, MEMORY_NODES, max_size=3),
+    entries=st.dictionaries(
+        st.sampled_from(["pod", "0f1e", ""]),
+        st.dictionaries(
+            st.sampled_from(["c", ""]), st.lists(MEMORY_BLOCKS, max_size=2).map(tuple), max_size=2
+        ),
+        max_size=2,
+    ),
+)
+def test_fuzzed_memory_checkpoint_with_a_valid_checksum(
+    scratch: Path,
+    valid_state: Path,
+    policy: str,
+    nodes: dict[int, memory_codec.NUMANodeState],
+    entries: dict[str, dict[str, tuple[memory_codec.Block, ...]]],
+) -> None:
+    """Past the checksum: NUMA nodes the machine lacks, sizes beyond any machine, blocks on
+    nodes that are not there."""
+    try:
+        content = memory_codec.MemoryManagerCheckpoint(policy, nodes, entries).to_bytes(1)
+    except (ValueError, OverflowError):
+        return  # not a file the kubelet could have written (an int beyond Go's types)
+    _run_on_state(scratch, valid_state, "memory_manager_state", content)
+
+
+DEVICE_IDS = st.sampled_from(["0000:10:00.0", "0000:11:00.0", "gpu0", ""])
+DEVICE_ENTRIES = st.builds(
+    device_codec.PodDevicesEntry,
+    st.sampled_from(["pod", "0f1e", ""]),
+    st.sampled_from(["c", ""]),
+    st.sampled_from(["nvidia.com/gpu", "cpu", "example.com/x"]),
+    st.dictionaries(NUMA_IDS, st.lists(DEVICE_IDS, max_size=3).map(tuple), max_size=2),
+    st.binary(max_size=8),
+)
+
+
+@FUZZ
+@given(
+    entries=st.one_of(st.none(), st.lists(DEVICE_ENTRIES, max_size=3).map(tuple)),
+    registered=st.dictionaries(
+        st.sampled_from(["nvidia.com/gpu", "cpu", "example.com/x"]),
+        st.lists(DEVICE_IDS, max_size=3).map(tuple),
+        max_size=2,
+    ),
+)
+def test_fuzzed_device_checkpoint_with_a_valid_checksum(
+    scratch: Path,
+    valid_state: Path,
+    entries: tuple[device_codec.PodDevicesEntry, ...] | None,
+    registered: dict[str, tuple[str, ...]],
+) -> None:
+    """Past the checksum: devices the machine lacks, on NUMA nodes it lacks, held twice."""
+    unsummed = device_codec.DeviceManagerCheckpoint(entries, registered)
+    checkpoint = device_codec.DeviceManagerCheckpoint(
+        entries, registered, checksum=unsummed.compute_checksum()
+    )
+    _run_on_state(scratch, valid_state, "kubelet_internal_checkpoint", checkpoint.to_bytes())

@@ -402,7 +402,13 @@ def _devices(data: bytes | None, source: str) -> device_state.InMemoryState:
     # recorded pods would keep devices the node no longer counts as theirs.
     if data is None:
         return device_state.InMemoryState()
-    return device_checkpoint.state_of(device_codec.load_checkpoint(data, source=source))
+    checkpoint = device_codec.load_checkpoint(data, source=source)
+    # An entry naming no device holds nothing; the in-memory state's bookkeeping cannot
+    # release two of them for one resource (KeyError), so they are not restored.
+    entries = tuple(e for e in checkpoint.pod_device_entries or () if any(e.device_ids.values()))
+    return device_checkpoint.state_of(
+        device_codec.DeviceManagerCheckpoint(entries, checkpoint.registered_devices)
+    )
 
 
 def encode_states(
