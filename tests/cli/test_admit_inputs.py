@@ -157,6 +157,12 @@ BAD_INPUTS = (
         ("--resource", '"cpu" is invalid'),
     ),
     BadInput(
+        "a device plugin poll interval that is not a number",
+        ("device-plugin", "pci", "--resource", "a.io/b", "--vendor", "1", "--poll-interval", "nan"),
+        (),
+        ("--poll-interval", "not a finite number"),
+    ),
+    BadInput(
         "a device plugin directory that cannot be created",
         (
             "device-plugin",

@@ -11,6 +11,7 @@ from types import FrameType
 
 import click
 
+from numaplane.cli.options import FiniteFloatRange
 from numaplane.deviceplugin.pci import PCIDevicePlugin, PCISelector
 from numaplane.deviceplugin.plugin import DEFAULT_ENV_VAR, RegistrationError
 from numaplane.deviceplugin.v1beta1 import DevicePluginPath
@@ -61,7 +62,7 @@ def device_plugin() -> None:
 )
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0.05),
+    type=FiniteFloatRange(min=0.05, max=24 * 3600),
     default=5.0,
     show_default=True,
     help="Seconds between sysfs rescans (device health).",
