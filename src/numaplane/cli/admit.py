@@ -204,7 +204,8 @@ Examples:
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Continue from, and checkpoint to, this directory (kubelet-format cpu_manager_state, "
-    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods).",
+    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods). Every file "
+    "is replaced together, or none is; one command at a time may use it.",
 )
 @click.option(
     "--devices",
@@ -283,7 +284,8 @@ def release(
     """Release admitted PODS (NAME, NAMESPACE/NAME or UID) from a state directory.
 
     Their exclusive CPUs, memory and devices return to the node; the checkpoints are
-    rewritten. Use the same --machine and --config as the admissions.
+    rewritten. Use the same --machine and --config as the admissions. Every name is checked
+    first: an unknown or repeated one releases nothing.
     """
     with _session(machine, config_path, state_dir, inventory, rules, create=False) as session:
         chosen = _resolve(session.node.pods, pods, str(state_dir))

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {one_line(message)} (see '{command} --help')", err=True)
         sys.exit(2)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"error: {one_line(exc.format_message())}", err=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
     except NumaplaneError as exc:
         click.echo(f"error: {one_line(str(exc))}", err=True)

@@ -1,5 +1,7 @@
 """A node's state directory: the managers' checkpoints and the admitted pods, kept together.
 
+(Over 400 lines: the commit protocol and the files it commits are one correctness argument.)
+
 The directory holds the kubelet-format files ``cpu_manager_state``, ``memory_manager_state`` and
 ``kubelet_internal_checkpoint`` side by side (the kubelet keeps the last one in its
 ``device-plugins`` subdirectory; numaplane keeps one flat directory per node), and
