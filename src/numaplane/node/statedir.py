@@ -11,8 +11,9 @@ Two ways to use it:
 
 - ``open_node_states``: checkpointed states that rewrite their file after every change, as the
   kubelet's do (the agent, a long-running node).
-- ``StateDir``: a command that changes several pods at once (``numaplane admit``/``release``)
-  reads every file into memory, changes the node there and ``commit``s all files together.
+- ``StateFiles``: a command that changes several pods at once (``numaplane admit``/``release``)
+  reads every file into memory (holding the directory ``locked``), changes the node there, and
+  writes every file back together: ``commit_files(encode_states(...))``.
 
 A commit replaces the files as one: each new file is written beside its target
 (``.NAME.numaplane-new``, fsynced), then the journal ``.numaplane-commit`` naming them is
