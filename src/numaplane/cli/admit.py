@@ -138,17 +138,21 @@ def _node(
         # The kubelet refuses to start with this configuration, or with these checkpoints:
         # name the checkpoint that alone makes it refuse, else the configuration.
         if files is not None and _starts(attempt, NodeStates()):
+            advice = "use the --machine and --config it was written with"
             for name in (CPU_FILE, MEMORY_FILE, DEVICE_FILE):
-                if files.data[name] is None:
-                    continue
-                try:
-                    attempt(files.node_states(*policies, only=name))
-                except NumaplaneError:
+                if files.data[name] is not None and not _starts(
+                    attempt, files.node_states(*policies, only=name)
+                ):
                     raise InputError(
                         files.path(name),
                         f"{err} (this checkpoint does not fit the machine and configuration "
-                        "given: use the --machine and --config it was written with)",
+                        f"given: {advice})",
                     ) from err
+            raise InputError(
+                str(files.state_dir),
+                f"{err} (these checkpoints together do not fit the machine and configuration "
+                f"given: {advice})",
+            ) from err
         raise InputError(label, str(err)) from err
 
 
