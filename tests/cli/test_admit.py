@@ -169,9 +169,15 @@ BAD_INPUTS = (
         "pod default/web is given twice",
     ),
     BadInput(
-        "release of an unknown pod",
+        "release from a state directory that does not exist",
         ("release", "nope", "-m", "dual-socket-ht", "-c", BEST_EFFORT, "--state-dir", "{tmp}/s"),
         (),
+        "s: no such state directory",
+    ),
+    BadInput(
+        "release of an unknown pod",
+        ("release", "nope", "-m", "dual-socket-ht", "-c", BEST_EFFORT, "--state-dir", "{tmp}/s"),
+        (("s/numaplane_pods.json", '{"pods": []}'),),
         "no admitted pod 'nope'",
     ),
 )

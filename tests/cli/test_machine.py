@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from numaplane.cli.main import main
-from numaplane.testing.fixtures import fixture_path, linux_fixture_names
+from numaplane.testing.fixtures import fixture_path, linux_fixture_names, xml_fixture_names
+from numaplane.topology.presets import PRESETS
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -101,3 +103,35 @@ def test_bad_machine_is_one_error_line_and_status_2(
     assert lines[0].startswith(f"error: {spec}: ")
     assert case.words in lines[0]
     assert "Traceback" not in err
+
+
+def test_presets_table_fits_80_columns_with_every_description(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped at 80 columns (`COLUMNS=80 numaplane machine presets | cat`), the description
+    column used to be squeezed to nothing."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(capsys, "machine", "presets")
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) <= 80
+    words = set(out.replace("│", " ").split())
+    for preset in PRESETS.values():
+        assert preset.name in words
+        assert set(preset.description.split()) <= words, preset.name
+        if preset.fixture:
+            assert f"({preset.fixture})" in words
+
+
+def test_show_prints_a_path_with_brackets_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rich markup in a file name (``[bold]``) is text, not a style to swallow."""
+    if "24em64t-2n6c2t-pci" not in xml_fixture_names():
+        pytest.skip("XML exports are not present")
+    folder = tmp_path / "[bold]x"
+    folder.mkdir()
+    export = folder / "m.xml"
+    shutil.copy(fixture_path("24em64t-2n6c2t-pci"), export)
+    code, out, _ = _run(capsys, "machine", "show", "-m", str(export))
+    assert code == 0
+    assert f"({export})" in out.replace("\n", "")

@@ -1,7 +1,8 @@
-"""Tests of ``open_node_states``: the three checkpointed states of one state directory."""
+"""Tests of ``statedir``: the checkpointed states of one directory, and whole-set commits."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from numaplane.errors import InputError, NumaplaneError
+from numaplane.node import statedir
 from numaplane.node.checkpoint import CheckpointRestoreError
 from numaplane.node.cpumanager import state_checkpoint as cpu
 from numaplane.node.cpumanager.checkpoint import CPU_MANAGER_CHECKPOINT, CPUManagerCheckpoint
@@ -18,7 +20,16 @@ from numaplane.node.devicemanager.state import DeviceAllocation
 from numaplane.node.memorymanager import state_checkpoint as memory
 from numaplane.node.memorymanager.checkpoint import MEMORY_MANAGER_CHECKPOINT
 from numaplane.node.memorymanager.state import Block
-from numaplane.node.statedir import StateDirError, open_node_states
+from numaplane.node.statedir import (
+    JOURNAL,
+    STATE_FILES,
+    StateDirError,
+    StateFiles,
+    commit_files,
+    locked,
+    open_node_states,
+    recover,
+)
 from numaplane.topology.cpuset import CPUSet
 
 
@@ -113,3 +124,110 @@ def test_probe_leaves_no_file_behind(tmp_path: Path) -> None:
     """The writability probe is removed; only checkpoints remain."""
     open_node_states(tmp_path, "none", "None")
     assert all(not p.name.startswith(".") for p in tmp_path.iterdir())
+
+
+# -- committing several files as one ---------------------------------------------------------
+
+
+def _contents(state_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in state_dir.iterdir()}
+
+
+OLD = {name: f"old {name}".encode() for name in STATE_FILES}
+NEW = {name: f"new {name}".encode() for name in STATE_FILES}
+
+
+def test_commit_replaces_every_file_and_leaves_nothing_else(tmp_path: Path) -> None:
+    commit_files(tmp_path, OLD)
+    commit_files(tmp_path, NEW)
+    assert _contents(tmp_path) == NEW
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """A directory as a crash left it: ``done`` of the new files already renamed over their
+    targets, the others still beside them, and the journal there or not."""
+
+    name: str
+    journal: bool
+    done: int
+    expected: dict[str, bytes]
+
+
+INTERRUPTED = (
+    Interrupted("new files written, no journal: discarded", False, 0, OLD),
+    Interrupted("journal written, nothing renamed: finished", True, 0, NEW),
+    Interrupted("journal written, two renamed: finished", True, 2, NEW),
+    Interrupted("every file renamed, journal left: finished", True, len(STATE_FILES), NEW),
+)
+
+
+@pytest.mark.parametrize("case", INTERRUPTED, ids=lambda c: c.name)
+def test_recover_finishes_or_discards_an_interrupted_commit(
+    case: Interrupted, tmp_path: Path
+) -> None:
+    commit_files(tmp_path, OLD)
+    for index, name in enumerate(sorted(STATE_FILES)):
+        target = tmp_path / name if index < case.done else tmp_path / f".{name}.numaplane-new"
+        target.write_bytes(NEW[name])
+    if case.journal:
+        (tmp_path / JOURNAL).write_text(json.dumps(sorted(STATE_FILES)))
+    recover(tmp_path)
+    assert _contents(tmp_path) == case.expected
+    recover(tmp_path)  # a second recovery changes nothing
+    assert _contents(tmp_path) == case.expected
+
+
+def test_open_node_states_recovers_first(tmp_path: Path) -> None:
+    """The agent reads what an interrupted ``admit`` committed."""
+    open_node_states(tmp_path, "none", "None")
+    checkpoint = CPUManagerCheckpoint("none", "0-3")
+    (tmp_path / f".{CPU_MANAGER_CHECKPOINT}.numaplane-new").write_bytes(
+        CPUManagerCheckpoint("none", "0-3", {}, checkpoint.compute_checksum()).to_bytes()
+    )
+    (tmp_path / JOURNAL).write_text(json.dumps([CPU_MANAGER_CHECKPOINT]))
+    states = open_node_states(tmp_path, "none", "None")
+    assert states.cpu.get_default_cpu_set() == CPUSet.parse("0-3")
+    assert not (tmp_path / JOURNAL).exists()
+
+
+@pytest.mark.parametrize(
+    "journal", [b"\x00garbage", b'{"not": "a list"}', b'["../../etc/passwd"]'], ids=repr
+)
+def test_a_journal_not_written_by_numaplane_is_refused_untouched(
+    journal: bytes, tmp_path: Path
+) -> None:
+    commit_files(tmp_path, OLD)
+    (tmp_path / JOURNAL).write_bytes(journal)
+    with pytest.raises(InputError) as info:
+        StateFiles.read(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / JOURNAL}: ")
+    assert _contents(tmp_path) == {**OLD, JOURNAL: journal}
+
+
+def test_a_failed_write_before_the_commit_point_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit_files(tmp_path, OLD)
+    real_rename = statedir.DISK.rename
+
+    def refuse(source: Path, target: Path) -> None:
+        if target.name == JOURNAL:
+            raise OSError(28, "No space left on device")
+        real_rename(source, target)
+
+    monkeypatch.setattr(statedir.DISK, "rename", refuse)
+    with pytest.raises(StateDirError, match="cannot write the state: No space left on device"):
+        commit_files(tmp_path, NEW)
+    assert _contents(tmp_path) == OLD
+
+
+def test_a_held_directory_is_refused(tmp_path: Path) -> None:
+    with (
+        locked(tmp_path),
+        pytest.raises(StateDirError, match="in use by another"),
+        locked(tmp_path),
+    ):
+        pass
+    with locked(tmp_path):  # released on exit
+        pass

@@ -42,6 +42,7 @@ __all__ = [
     "KubeletConfiguration",
     "MemoryReservation",
     "kubelet_config_from_dict",
+    "kubelet_config_from_text",
     "load_kubelet_config",
 ]
 
@@ -196,10 +197,17 @@ def load_kubelet_config(path: str | Path) -> KubeletConfiguration:
         raise KubeletConfigError(source, f"cannot read the file: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
         raise KubeletConfigError(source, f"the file is not UTF-8 text: {err.reason}") from None
+    return kubelet_config_from_text(text, source)
+
+
+def kubelet_config_from_text(text: str, source: str) -> KubeletConfiguration:
+    """Default and validate a KubeletConfiguration given as YAML or JSON text."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise KubeletConfigError(source, _yaml_reason(err)) from None
+    except RecursionError:
+        raise KubeletConfigError(source, "not valid YAML: nested too deeply") from None
     return kubelet_config_from_dict(document, source)
 
 
@@ -226,7 +234,8 @@ def _yaml_reason(err: yaml.YAMLError) -> str:
     if isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
         mark = err.problem_mark
         return f"not valid YAML: {err.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return f"not valid YAML: {err}"
+    # A reader error (a control character, bad bytes) has no problem mark: keep its first line.
+    return f"not valid YAML: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
 
 
 def _build(raw: schema.RawKubeletConfiguration, source: str) -> KubeletConfiguration:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,14 +17,16 @@ import click
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_config
-from numaplane.api.manifest import load_pods
+from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
+from numaplane.cli.inputs import read_kubelet_config, read_pods, read_text
 from numaplane.cli.options import machine_option
+from numaplane.cli.render import console, styled
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Admission, Node, NodeStates
-from numaplane.node.checkpoint import CheckpointStore, container_map
+from numaplane.node.checkpoint import CheckpointError, ContainerMap, container_map
 from numaplane.node.devicemanager.inventory import (
     DEFAULT_PCI_RULES,
     PCIRule,
@@ -33,8 +35,18 @@ from numaplane.node.devicemanager.inventory import (
     sources_of,
 )
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.podrecords import PodRecords
-from numaplane.node.statedir import ensure_writable_dir, open_node_states
+from numaplane.node.statedir import (
+    CPU_FILE,
+    DEVICE_FILE,
+    MEMORY_FILE,
+    STATE_FILES,
+    StateDirError,
+    StateFiles,
+    commit_files,
+    encode_states,
+    locked,
+    recover,
+)
 from numaplane.topology.model import Machine
 
 OUTPUTS = ("table", "json", "yaml")
@@ -42,21 +54,20 @@ OUTPUTS = ("table", "json", "yaml")
 
 @dataclass
 class _Session:
+    """A node for one command; ``commit`` writes its state back (a no-op without a state dir)."""
+
     node: Node
-    records: PodRecords | None
+    commit: Callable[[], None]
 
 
 def _device_sources(
     machine: Machine, inventory: Path | None, rules: Sequence[str]
 ) -> list[DeviceSource]:
     if inventory is not None:
-        try:
-            text = inventory.read_text()
-        except OSError as err:
-            raise InputError(str(inventory), err.strerror or str(err)) from err
-        return list(sources_of(parse_inventory(text, str(inventory))))
-    parsed = [PCIRule.parse(r) for r in rules] if rules else list(DEFAULT_PCI_RULES)
-    return list(sources_of(devices_from_machine(machine, parsed)))
+        parsed = parse_inventory(read_text(inventory), str(inventory), numa_nodes=machine.numa_ids)
+        return list(sources_of(parsed))
+    rule_list = [PCIRule.parse(r) for r in rules] if rules else list(DEFAULT_PCI_RULES)
+    return list(sources_of(devices_from_machine(machine, rule_list)))
 
 
 @contextmanager
@@ -67,39 +78,120 @@ def _session(
     inventory: Path | None,
     rules: Sequence[str],
     known_pods: Sequence[Pod] = (),
+    *,
+    create: bool,
 ) -> Iterator[_Session]:
-    config = (
-        load_kubelet_config(config_path)
-        if config_path is not None
-        else KubeletConfiguration.default()
-    )
-    sources = _device_sources(machine, inventory, rules)
+    """The node, restored from ``state_dir`` (held locked meanwhile) when one is given.
+
+    Nothing is written until ``commit``; then every state file is replaced together. Without
+    ``create``, a missing ``state_dir`` is an error rather than a new, empty node.
+    """
+    config = read_kubelet_config(config_path)
     label = str(config_path) if config_path is not None else "kubelet defaults"
-    records: PodRecords | None = None
-    recorded: list[Pod] = []
-    states = NodeStates()
-    if state_dir is not None:
-        ensure_writable_dir(state_dir)
-        records = PodRecords(CheckpointStore(state_dir))
-        recorded = records.load()
+    sources = _device_sources(machine, inventory, rules)
+
+    def build(files: StateFiles | None, containers: ContainerMap | None = None) -> Node:
+        return _node(machine, config, label, sources, files, containers)
+
+    if state_dir is None:
+        yield _Session(build(None), lambda: None)
+        return
+    if state_dir.exists() and not state_dir.is_dir():
+        raise StateDirError(state_dir, "state directory is not a directory")
+    if not state_dir.exists():
+        if not create:
+            raise StateDirError(
+                state_dir, "no such state directory (numaplane admit --state-dir creates one)"
+            )
+        node = build(None)
+        yield _Session(node, lambda: _commit_new(state_dir, _encode(node, config)))
+        return
+    with locked(state_dir):
+        files = StateFiles.read(state_dir)
+        recorded = files.pods()
         # The kubelet's container map: the containers of every pod known here, so that a CPU
         # manager checkpoint of the V1 layout (keyed by container ID) can be migrated.
-        states = open_node_states(
-            state_dir,
-            config.cpu_manager_policy,
-            config.memory_manager_policy,
-            initial_containers=container_map([*recorded, *known_pods]),
-        )
+        node = build(files, container_map([*recorded, *known_pods]))
+        for pod in recorded:
+            node.adopt(pod)
+        yield _Session(node, lambda: commit_files(state_dir, _encode(node, config)))
+
+
+def _node(
+    machine: Machine,
+    config: KubeletConfiguration,
+    label: str,
+    sources: Sequence[DeviceSource],
+    files: StateFiles | None,
+    containers: ContainerMap | None = None,
+) -> Node:
+    def attempt(states: NodeStates) -> Node:
+        return Node(machine, config, device_sources=sources, states=states)
+
+    policies = (config.cpu_manager_policy, config.memory_manager_policy)
     try:
-        node = Node(machine, config, device_sources=sources, states=states)
+        states = (
+            files.node_states(*policies, containers=containers)
+            if files is not None
+            else NodeStates()
+        )
+    except CheckpointError as err:
+        # Unreadable, corrupt, or of another policy: the kubelet's words, after the file.
+        raise InputError(err.source or label, str(err)) from err
+    try:
+        return attempt(states)
     except InputError:
         raise
     except NumaplaneError as err:
-        # The kubelet refuses to start with this configuration (or this state): say which.
+        # The kubelet refuses to start with this configuration, or with these checkpoints:
+        # name the checkpoint that alone makes it refuse, else the configuration.
+        if files is not None and _starts(attempt, NodeStates()):
+            advice = "use the --machine and --config it was written with"
+            for name in (CPU_FILE, MEMORY_FILE, DEVICE_FILE):
+                if files.data[name] is not None and not _starts(
+                    attempt, files.node_states(*policies, only=name, containers=containers)
+                ):
+                    raise InputError(
+                        files.path(name),
+                        f"{err} (this checkpoint does not fit the machine and configuration "
+                        f"given: {advice})",
+                    ) from err
+            raise InputError(
+                str(files.state_dir),
+                f"{err} (these checkpoints together do not fit the machine and configuration "
+                f"given: {advice})",
+            ) from err
         raise InputError(label, str(err)) from err
-    for pod in recorded:
-        node.adopt(pod)
-    yield _Session(node, records)
+
+
+def _starts(attempt: Callable[[NodeStates], Node], states: NodeStates) -> bool:
+    try:
+        attempt(states)
+    except NumaplaneError:
+        return False
+    return True
+
+
+def _encode(node: Node, config: KubeletConfiguration) -> dict[str, bytes]:
+    return encode_states(
+        node.states, node.pods, config.cpu_manager_policy, config.memory_manager_policy
+    )
+
+
+def _commit_new(state_dir: Path, files: dict[str, bytes]) -> None:
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateDirError(
+            state_dir, f"cannot create state directory: {exc.strerror or exc}"
+        ) from exc
+    with locked(state_dir):
+        recover(state_dir)
+        if any((state_dir / name).exists() for name in STATE_FILES):
+            raise StateDirError(
+                state_dir, "another command wrote this state directory meanwhile; run again"
+            )
+        commit_files(state_dir, files)
 
 
 @click.command(
@@ -124,7 +216,8 @@ Examples:
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Continue from, and checkpoint to, this directory (kubelet-format cpu_manager_state, "
-    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods). A V1 "
+    "memory_manager_state, kubelet_internal_checkpoint, plus the admitted pods). Every file "
+    "is replaced together, or none is; one command at a time may use it. A V1 "
     "cpu_manager_state (keyed by container ID) is migrated through the containerIDs in the "
     "pods' status.containerStatuses.",
 )
@@ -163,26 +256,18 @@ def admit(
 
     Exit status: 0 all admitted, 1 some rejected, 2 bad input.
     """
-    to_admit: list[Pod] = []
-    first_seen: dict[str, Path] = {}
-    for path in pods:
-        for pod in load_pods(path):
-            if pod.uid in first_seen:
-                raise InputError(
-                    str(path), f"pod {pod.key} is given twice (first in {first_seen[pod.uid]})"
-                )
-            first_seen[pod.uid] = path
-            to_admit.append(pod)
-    with _session(machine, config_path, state_dir, inventory, rules, to_admit) as session:
+    to_admit = read_pods(pods)
+    with _session(
+        machine, config_path, state_dir, inventory, rules, to_admit, create=True
+    ) as session:
+        admitted = {p.uid for p in session.node.pods}
         for pod in to_admit:
-            if pod.uid in {p.uid for p in session.node.pods}:
+            if pod.uid in admitted:
                 raise InputError(
-                    str(first_seen[pod.uid]),
-                    f"pod {pod.key} is already admitted in {state_dir}; release it first",
+                    str(state_dir), f"pod {pod.key} is already admitted here; release it first"
                 )
         results = [session.node.admit(pod) for pod in to_admit]
-        if session.records is not None:
-            session.records.save(session.node.pods)
+        session.commit()
     _print(results, output, explain, machine)
     sys.exit(0 if all(r.admitted for r in results) else 1)
 
@@ -215,22 +300,42 @@ def release(
     """Release admitted PODS (NAME, NAMESPACE/NAME or UID) from a state directory.
 
     Their exclusive CPUs, memory and devices return to the node; the checkpoints are
-    rewritten. Use the same --machine and --config as the admissions.
+    rewritten. Use the same --machine and --config as the admissions. Every name is checked
+    first: an unknown or repeated one releases nothing.
     """
-    with _session(machine, config_path, state_dir, inventory, rules) as session:
-        for ref in pods:
-            pod = _find_pod(session.node.pods, ref, str(state_dir))
+    with _session(machine, config_path, state_dir, inventory, rules, create=False) as session:
+        chosen = _resolve(session.node.pods, pods, str(state_dir))
+        for pod in chosen:
             session.node.release(pod.uid)
-            click.echo(f"released {pod.namespace}/{pod.name} ({pod.uid})")
-        if session.records is not None:
-            session.records.save(session.node.pods)
+        session.commit()
+    for pod in chosen:
+        click.echo(f"released {pod.namespace}/{pod.name} ({pod.uid})")
 
 
-def _find_pod(pods: Sequence[Pod], ref: str, where: str) -> Pod:
-    for pod in pods:
-        if ref in (pod.uid, pod.name, f"{pod.namespace}/{pod.name}"):
-            return pod
-    raise InputError(where, f"no admitted pod {ref!r}")
+def _resolve(admitted: Sequence[Pod], refs: Sequence[str], where: str) -> list[Pod]:
+    """The pods ``refs`` name, all of them checked before any is released.
+
+    A reference is a UID, ``NAMESPACE/NAME`` or a ``NAME`` that only one pod has.
+    """
+    chosen: dict[str, str] = {}
+    pods: list[Pod] = []
+    for ref in refs:
+        matches = (
+            [p for p in admitted if ref == p.uid]
+            or [p for p in admitted if ref == p.key]
+            or [p for p in admitted if ref == p.name]
+        )
+        if not matches:
+            raise InputError(where, f"no admitted pod {ref!r}")
+        if len(matches) > 1:
+            keys = ", ".join(p.key for p in matches)
+            raise InputError(where, f"{ref!r} names several pods ({keys}): use NAMESPACE/NAME")
+        (pod,) = matches
+        if pod.uid in chosen:
+            raise InputError(where, f"pod {pod.key} is named twice ({chosen[pod.uid]!r}, {ref!r})")
+        chosen[pod.uid] = ref
+        pods.append(pod)
+    return pods
 
 
 # -- output -----------------------------------------------------------------------------
@@ -247,17 +352,19 @@ def _print(results: Sequence[Admission], output: str, explain: bool, machine: Ma
         else:
             click.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
         return
-    console = Console(highlight=False, soft_wrap=True)
+    out = console(soft_wrap=True)
     for result in results:
-        _print_table(console, result, explain)
+        _print_table(out, result, explain)
 
 
-def _print_table(console: Console, result: Admission, explain: bool) -> None:
-    verdict = "[green]admitted[/]" if result.admitted else "[red]rejected[/]"
-    console.print(f"pod {result.pod_namespace}/{result.pod_name}: {verdict}")
+def _print_table(out: Console, result: Admission, explain: bool) -> None:
+    # Pod names, container names, device ids and the kubelet's messages are printed as they
+    # are: the shared console takes no markup.
+    verdict = styled("admitted", "green") if result.admitted else styled("rejected", "red")
+    out.print(Text.assemble(f"pod {result.pod_namespace}/{result.pod_name}: ", verdict))
     if not result.admitted:
-        console.print(f"  reason:  {result.reason}")
-        console.print(f"  message: {result.message}")
+        out.print(f"  reason:  {result.reason}")
+        out.print(f"  message: {result.message}")
     if result.containers:
         table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 2))
         for column in ("container", "numa", "cpus", "memory", "devices"):
@@ -272,11 +379,11 @@ def _print_table(console: Console, result: Admission, explain: bool) -> None:
             )
             devices = ", ".join(f"{r}: {' '.join(ids)}" for r, ids in c.devices.items())
             table.add_row(c.name + kind, numa, cpus, memory or "-", devices or "-")
-        console.print(table)
+        out.print(table)
     if explain:
         for line in result.topology.explanation.render_text().splitlines():
-            console.print("  " + line, markup=False)
-    console.print()
+            out.print("  " + line)
+    out.print()
 
 
 def _hint_text(hint: dict[str, Any]) -> str:

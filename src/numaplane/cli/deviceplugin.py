@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from pathlib import Path
@@ -10,9 +11,12 @@ from types import FrameType
 
 import click
 
+from numaplane.cli.options import FiniteFloatRange
 from numaplane.deviceplugin.pci import PCIDevicePlugin, PCISelector
 from numaplane.deviceplugin.plugin import DEFAULT_ENV_VAR, RegistrationError
 from numaplane.deviceplugin.v1beta1 import DevicePluginPath
+from numaplane.deviceplugin.validation import resource_name_error
+from numaplane.errors import InputError
 
 
 @click.group("device-plugin")
@@ -58,7 +62,7 @@ def device_plugin() -> None:
 )
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0.05),
+    type=FiniteFloatRange(min=0.05, max=24 * 3600),
     default=5.0,
     show_default=True,
     help="Seconds between sysfs rescans (device health).",
@@ -78,6 +82,14 @@ def pci(
     while it is present. The plugin registers with PLUGIN_DIR/kubelet.sock, waiting for it to
     appear, and registers again when it is recreated.
     """
+    # What the kubelet would refuse at registration, refused before serving anything.
+    refused = resource_name_error(resource)
+    if refused is not None:
+        raise InputError("--resource", refused)
+    try:
+        plugin_dir.mkdir(mode=0o750, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(str(plugin_dir), f"cannot create the directory: {exc.strerror}") from exc
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     plugin = PCIDevicePlugin(
         resource,
@@ -87,6 +99,12 @@ def pci(
         env_var=env_var,
         poll_interval=poll_interval,
     )
+    socket_limit = 107  # sun_path holds 108 bytes with the terminating NUL on Linux
+    if len(os.fsencode(plugin.server.socket_path)) > socket_limit:
+        raise InputError(
+            str(plugin.server.socket_path),
+            f"too long for a unix socket path (at most {socket_limit} bytes)",
+        )
     click.echo(
         f"serving {len(plugin.server.devices())} device(s) of {resource} "
         f"on {plugin.server.socket_path}",
@@ -103,6 +121,13 @@ def pci(
     except RegistrationError as exc:
         if not stop.is_set():
             raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise InputError(str(plugin.server.socket_path), exc.strerror or str(exc)) from exc
+    except RuntimeError as exc:
+        # grpc's way of saying the socket cannot be bound (permissions, a path too long).
+        if "Failed to bind" not in str(exc):
+            raise
+        raise InputError(str(plugin.server.socket_path), "cannot listen on the socket") from exc
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -6,10 +6,10 @@ import json
 
 import click
 import yaml
-from rich.console import Console
 from rich.table import Table
 
 from numaplane.cli.options import machine_option
+from numaplane.cli.render import console
 from numaplane.topology.model import Machine
 from numaplane.topology.presets import PRESETS
 from numaplane.topology.render import machine_tree, render_json, render_yaml
@@ -49,7 +49,7 @@ def show(machine: Machine, output: str) -> None:
     elif output == "yaml":
         click.echo(render_yaml(machine), nl=False)
     else:
-        Console().print(machine_tree(machine))
+        console().print(machine_tree(machine))
 
 
 @machine.command(
@@ -84,10 +84,12 @@ def presets(output: str) -> None:
     elif output == "yaml":
         click.echo(yaml.safe_dump(rows, sort_keys=False), nl=False)
     else:
+        # Two columns, the fixture under the description: three no-wrap columns left the
+        # description no room at 80 columns (a pipe, a small terminal).
         table = Table()
         table.add_column("name", no_wrap=True)
-        table.add_column("description")
-        table.add_column("kubelet fixture", no_wrap=True)
+        table.add_column("description (kubelet test fixture)", ratio=1)
         for row in rows:
-            table.add_row(row["name"], row["description"], row["fixture"] or "")
-        Console().print(table)
+            fixture = f"\n({row['fixture']})" if row["fixture"] else ""
+            table.add_row(row["name"], f"{row['description']}{fixture}")
+        console().print(table)

@@ -1,7 +1,7 @@
 """The ``numaplane`` command: one group, one module per command group.
 
-Every deliberate error (``NumaplaneError``) becomes one line on stderr and exit status 2; a
-traceback only ever means a bug.
+Every deliberate error (``NumaplaneError``) and every usage error becomes one line on stderr and
+exit status 2; a traceback only ever means a bug.
 """
 
 from __future__ import annotations
@@ -40,6 +40,22 @@ def cli() -> None:
 commands.register(cli)
 
 
+# Line breaks and other control characters (from a file name, a flag's value, a parser's
+# message) shown escaped, so that an error is always one line.
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, 0x85)} | {
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break or garble the line escaped."""
+    return text.translate(_CONTROL)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
@@ -47,11 +63,17 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # One line, like every other input error; --help has the rest.
+        command = exc.ctx.command_path if exc.ctx is not None else "numaplane"
+        message = " ".join(exc.format_message().split())
+        click.echo(f"error: {one_line(message)} (see '{command} --help')", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"error: {one_line(exc.format_message())}", err=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
     except NumaplaneError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {one_line(str(exc))}", err=True)
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(0)

@@ -12,6 +12,7 @@ prints one ``error:`` line and exits 2 instead of a usage block.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -59,3 +60,15 @@ def machine_option(default: str = "/", help_text: str = MACHINE_HELP) -> Callabl
         envvar="NUMAPLANE_MACHINE",
         help=help_text,
     )
+
+
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses ``nan`` and infinities (a ``nan`` passes every
+    comparison with the bounds unnoticed)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, checked to be finite and within the range."""
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 import yaml
+from rich.text import Text
 from rich.tree import Tree
 
 from numaplane.topology.cpuset import CPUSet
@@ -98,10 +99,14 @@ def format_bytes(n: int) -> str:
 def machine_tree(machine: Machine) -> Tree:
     """A rich tree: sockets, their NUMA nodes, cores with threads, and local devices."""
     cores = len(machine.physical_core_ids)
+    # Styled through Text, not markup: names and paths print as they are.
     root = Tree(
-        f"[bold]{machine.name}[/bold] ({machine.source}): {len(machine.online_cpus)} CPUs, "
-        f"{cores} cores, {len(machine.socket_ids)} sockets, {len(machine.numa_nodes)} NUMA "
-        f"nodes, {format_bytes(machine.memory_bytes)}"
+        Text.assemble(
+            (machine.name, "bold"),
+            f" ({machine.source}): {len(machine.online_cpus)} CPUs, "
+            f"{cores} cores, {len(machine.socket_ids)} sockets, {len(machine.numa_nodes)} NUMA "
+            f"nodes, {format_bytes(machine.memory_bytes)}",
+        )
     )
     shown: set[int] = set()
     for socket in machine.socket_ids:

@@ -91,19 +91,35 @@ BAD = [
     BadCase("not a mapping", "- 1", "inv.yaml: expected a mapping with a 'resources' key"),
     BadCase("unknown top key", "resources: {}\nextra: 1", "inv.yaml: extra: unknown key"),
     BadCase("resources not mapping", "resources: [1]", "inv.yaml: resources: expected a mapping"),
-    BadCase("devices not list", "resources: {gpu: 1}", "inv.yaml: resources.gpu: expected a list"),
-    BadCase("entry not mapping", "resources: {gpu: [1]}", "inv.yaml: resources.gpu[0]: expected"),
-    BadCase("missing id", "resources: {gpu: [{numa: 0}]}", "inv.yaml: resources.gpu[0].id:"),
+    BadCase(
+        "devices not list",
+        "resources: {x.io/gpu: 1}",
+        "inv.yaml: resources.x.io/gpu: expected a list",
+    ),
+    BadCase(
+        "entry not mapping",
+        "resources: {x.io/gpu: [1]}",
+        "inv.yaml: resources.x.io/gpu[0]: expected",
+    ),
+    BadCase(
+        "missing id", "resources: {x.io/gpu: [{numa: 0}]}", "inv.yaml: resources.x.io/gpu[0].id:"
+    ),
     BadCase(
         "duplicate id",
-        "resources: {gpu: [{id: a}, {id: a}]}",
-        "inv.yaml: resources.gpu[1].id: duplicate device id 'a'",
+        "resources: {x.io/gpu: [{id: a}, {id: a}]}",
+        "inv.yaml: resources.x.io/gpu[1].id: duplicate device id 'a'",
     ),
-    BadCase("bad numa", "resources: {gpu: [{id: a, numa: x}]}", "resources.gpu[0].numa: expected"),
-    BadCase("numa out of range", "resources: {gpu: [{id: a, numa: 64}]}", "gpu[0].numa"),
-    BadCase("bool numa", "resources: {gpu: [{id: a, numa: true}]}", "gpu[0].numa"),
-    BadCase("bad health", "resources: {gpu: [{id: a, healthy: 1}]}", "gpu[0].healthy"),
-    BadCase("unknown key", "resources: {gpu: [{id: a, nuam: 0}]}", "resources.gpu[0].nuam"),
+    BadCase(
+        "bad numa",
+        "resources: {x.io/gpu: [{id: a, numa: x}]}",
+        "resources.x.io/gpu[0].numa: expected",
+    ),
+    BadCase("numa out of range", "resources: {x.io/gpu: [{id: a, numa: 64}]}", "x.io/gpu[0].numa"),
+    BadCase("bool numa", "resources: {x.io/gpu: [{id: a, numa: true}]}", "x.io/gpu[0].numa"),
+    BadCase("bad health", "resources: {x.io/gpu: [{id: a, healthy: 1}]}", "x.io/gpu[0].healthy"),
+    BadCase(
+        "unknown key", "resources: {x.io/gpu: [{id: a, nuam: 0}]}", "resources.x.io/gpu[0].nuam"
+    ),
 ]
 
 

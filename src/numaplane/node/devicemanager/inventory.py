@@ -18,13 +18,15 @@ Two ways:
 
 The caller reads the file; parsing takes its text and a ``source`` name for error messages, so
 this module stays free of I/O. Every problem raises ``InventoryError`` naming the source and
-the field.
+the field; that includes what the kubelet would never advertise: a resource that is not an
+extended resource (``cpu``, ``memory``, ``hugepages-2Mi``, anything under ``kubernetes.io``),
+and, when the machine's NUMA nodes are given, a device on a node the machine lacks.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,25 @@ from numaplane.topology.model import Machine, PCIDevice
 
 _HEX = re.compile(r"^(0x)?[0-9a-f]+$")
 _ENTRY_KEYS = frozenset({"id", "numa", "healthy"})
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
+)
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Whether a device plugin may advertise ``name`` (upstream ``IsExtendedResourceName``).
+
+    A domain-qualified name outside ``kubernetes.io``, not a quota name (``requests.``), that
+    stays a qualified name with ``requests.`` in front. The registration server checks the
+    same rule (``numaplane.deviceplugin.validation``); this layer cannot import it.
+    """
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    prefix, _, rest = ("requests." + name).partition("/")
+    if "/" in rest or not 0 < len(prefix) <= 253 or not _DNS1123_SUBDOMAIN.match(prefix):
+        return False
+    return 0 < len(rest) <= 63 and _QUALIFIED_NAME.match(rest) is not None
 
 
 def _normalise_hex(text: str) -> str:
@@ -104,10 +125,17 @@ def devices_from_machine(
     return {resource: tuple(devices) for resource, devices in found.items()}
 
 
-def parse_inventory(text: str, source: str) -> dict[str, tuple[Device, ...]]:
-    """Devices per resource from inventory YAML (see module doc); ``source`` names the file."""
+def parse_inventory(
+    text: str, source: str, *, numa_nodes: Collection[int] | None = None
+) -> dict[str, tuple[Device, ...]]:
+    """Devices per resource from inventory YAML (see module doc); ``source`` names the file.
+
+    ``numa_nodes``, the machine's NUMA node ids, refuses devices placed anywhere else.
+    """
     try:
         document = yaml.safe_load(text)
+    except RecursionError:
+        raise InventoryError(source, "not valid YAML: nested too deeply") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -126,13 +154,22 @@ def parse_inventory(text: str, source: str) -> dict[str, tuple[Device, ...]]:
         field = f"resources.{name}"
         if not isinstance(name, str) or not name.strip():
             raise InventoryError(source, "resource name must be a non-empty string", field)
+        if not is_extended_resource_name(name):
+            raise InventoryError(
+                source,
+                f"{name!r} is not an extended resource name: devices are advertised as "
+                "DOMAIN/NAME outside kubernetes.io, e.g. example.com/gpu",
+                field,
+            )
         if not isinstance(entries, list):
             raise InventoryError(source, "expected a list of devices", field)
-        inventory[name] = _parse_devices(entries, source, field)
+        inventory[name] = _parse_devices(entries, source, field, numa_nodes)
     return inventory
 
 
-def _parse_devices(entries: list[Any], source: str, field: str) -> tuple[Device, ...]:
+def _parse_devices(
+    entries: list[Any], source: str, field: str, numa_nodes: Collection[int] | None
+) -> tuple[Device, ...]:
     devices: list[Device] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries):
@@ -157,6 +194,14 @@ def _parse_devices(entries: list[Any], source: str, field: str) -> tuple[Device,
         if not isinstance(healthy, bool):
             raise InventoryError(source, "expected true or false", f"{where}.healthy")
         numa = _parse_numa(entry.get("numa"), source, f"{where}.numa")
+        missing = [n for n in numa or () if numa_nodes is not None and n not in numa_nodes]
+        if missing:
+            have = ",".join(map(str, sorted(numa_nodes or ()))) or "none"
+            raise InventoryError(
+                source,
+                f"the machine has no NUMA node {missing[0]} (its nodes: {have})",
+                f"{where}.numa",
+            )
         devices.append(Device(device_id, numa, healthy))
     return tuple(devices)
 
