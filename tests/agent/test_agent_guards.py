@@ -22,6 +22,7 @@ from numaplane.agent.process import StartError, spawn
 from numaplane.agent.startup import AgentStateError
 from numaplane.agent.views import pods_view
 from numaplane.cpuset import CPUSet
+from numaplane.node.statedir import StateDirError, locked
 from numaplane.topology.discover import load_machine
 from tests.agent.agent_fixtures import (
     AgentFactory,
@@ -33,6 +34,12 @@ from tests.agent.agent_fixtures import (
     write_config,
     write_pod,
 )
+
+
+def state_dir_of(state: Path) -> Path:
+    """``state``, created: the directory lock needs the directory to exist."""
+    state.mkdir(parents=True, exist_ok=True)
+    return state
 
 
 def _online() -> CPUSet:
@@ -194,6 +201,28 @@ def test_a_second_agent_on_the_state_dir_is_refused_until_the_first_closes(
     assert "\n" not in message
     first.close()
     make_agent().close()
+
+
+def test_the_agent_and_admit_release_exclude_each_other(
+    dirs: tuple[Path, Path], make_agent: AgentFactory
+) -> None:
+    _, state = dirs
+    with (
+        locked(state_dir_of(state)),
+        pytest.raises(StateDirLockedError, match="admit or release"),
+    ):
+        make_agent()
+    agent = make_agent()
+    try:
+        with (
+            pytest.raises(StateDirError, match="in use by another numaplane process"),
+            locked(state),
+        ):
+            pass
+    finally:
+        agent.close()
+    with locked(state):
+        pass
 
 
 def test_a_refused_start_leaves_the_lock_free(
