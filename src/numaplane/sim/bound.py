@@ -57,6 +57,7 @@ time limit stops it, ``optimal`` is false, ``admitted`` is the best placement fo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -90,6 +91,8 @@ class OptimumResult:
     the pod's node, since the bound does not fix a split. ``node`` maps each admitted pod to the
     index of its node in the ``nodes`` given. ``upper_bound`` is the solver's proven bound
     (equal to ``admitted`` when ``optimal``); ``note`` says why a result is not optimal.
+    ``found`` is false when the solver stopped before finding any placement (``admitted`` is
+    then 0, which says nothing about the optimum).
     """
 
     admitted: int
@@ -98,6 +101,7 @@ class OptimumResult:
     node: Mapping[str, int]
     upper_bound: int
     note: str = ""
+    found: bool = True
 
 
 def optimum(
@@ -124,8 +128,10 @@ def solve_instance(
     instance: Instance, *, time_limit_s: float = 30.0, workers: int = 8, seed: int = 0
 ) -> OptimumResult:
     """Solve a prepared instance with CP-SAT (see the module doc for the model)."""
-    if time_limit_s <= 0:
-        raise InputError("optimum", f"time_limit_s must be positive, got {time_limit_s}")
+    if not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise InputError(
+            "optimum", f"time_limit_s must be a finite number above 0, got {time_limit_s}"
+        )
     model = cp_model.CpModel()
     builder = _ModelBuilder(model, instance)
     builder.build()
@@ -146,7 +152,8 @@ def solve_instance(
             {},
             {},
             len(instance.pods),
-            note=f"solver stopped without a solution ({solver.status_name(status)})",
+            note="time limit reached before any placement was found",
+            found=False,
         )
     return builder.result(solver, status == cp_model.OPTIMAL)
 
@@ -292,5 +299,5 @@ class _ModelBuilder:
             placement[pod.uid] = chosen
         admitted = len(where)
         bound = min(len(inst.pods), int(solver.best_objective_bound + 1e-6))
-        note = "" if optimal else "time limit reached: best placement found, not proven optimal"
+        note = "" if optimal else "time limit reached before the best placement found was proven"
         return OptimumResult(admitted, optimal, placement, where, max(bound, admitted), note)
