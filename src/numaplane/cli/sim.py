@@ -72,6 +72,19 @@ class _Number(click.ParamType[float]):
         return f"a finite number {low}{high}"
 
 
+class _Choice(click.Choice):  # type: ignore[type-arg]
+    """``click.Choice`` refused as one ``error: --OPTION: ...`` line, like ``_Number``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in self.choices:
+            return value
+        option = param.opts[0] if param is not None and param.opts else "choice"
+        text = str(value)
+        shown = repr(text[:40] + "...") if len(text) > 40 else repr(text)
+        expected = ", ".join(str(c) for c in self.choices)
+        raise InputError(option, f"unknown value {shown} (expected {expected})")
+
+
 @click.group()
 def trace() -> None:
     """Workload traces for `numaplane simulate` (format: docs/traces.md)."""
@@ -86,7 +99,7 @@ Examples:
       --arrival-rate 5 --lifetime uniform:60-600 --size-mix 1:1,2:2,4:1 -o batch.yaml
 """
 )
-@click.option("--mix", type=click.Choice(MIXES), required=True, help="The workload mix.")
+@click.option("--mix", type=_Choice(MIXES), required=True, help="The workload mix.")
 @click.option(
     "--seed",
     type=_Number("integer", low=-(2**63), high=2**63 - 1),
@@ -191,12 +204,12 @@ Examples:
 )
 @click.option(
     "--node-selection",
-    type=click.Choice(tuple(NODE_SELECTION)),
+    type=_Choice(tuple(NODE_SELECTION)),
     default="first-fit",
     show_default=True,
     help="How a pod picks one of several nodes.",
 )
-@click.option("--output", "-o", type=click.Choice(("table", "json")), default="table")
+@click.option("--output", "-o", type=_Choice(("table", "json")), default="table")
 @click.option(
     "--report",
     "report_dir",

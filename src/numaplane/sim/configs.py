@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -80,10 +80,15 @@ _Fail = FieldError
 
 @dataclass(frozen=True)
 class NamedConfig:
-    """A kubelet configuration with the label results carry (shorthand, file or trace name)."""
+    """A kubelet configuration with the label results carry (shorthand, file or trace name).
+
+    ``origin`` says where it was given (``--compare``, ``trace.yaml: configs[2]``), for errors
+    found only when a node is built from it.
+    """
 
     name: str
     config: KubeletConfiguration
+    origin: str = field(default="", compare=False)
 
 
 def parse_shorthand(text: str, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -188,9 +193,10 @@ def resolve_compare(
         if value in by_name:
             out.append(by_name[value])
         elif Path(value).is_file():
-            out.append(NamedConfig(value, load_kubelet_config(value)))
+            out.append(NamedConfig(value, load_kubelet_config(value), "--compare"))
         else:
-            out.append(NamedConfig(value, _build(parse_shorthand(value, base), value)))
+            built = _build(parse_shorthand(value, base), value)
+            out.append(NamedConfig(value, built, "--compare"))
     names = [c.name for c in out]
     for i, name in enumerate(names):
         if name in names[:i]:

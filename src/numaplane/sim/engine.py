@@ -70,10 +70,11 @@ class _SimNode:
         self.name = name
         try:
             self.node = Node(spec.machine, config.config, device_sources=sources_of(spec.devices))
-        except InputError:
-            raise
         except NumaplaneError as err:
-            raise InputError(config.name, f"node {name}: {err}") from err
+            # Name where the configuration came from (a --compare value or the trace's
+            # configs[i]): the engine's reason alone does not say which input to fix.
+            where = config.origin or config.name
+            raise InputError(where, f"{config.name!r} on node {name}: {err}") from None
         self.candidate = Candidate(name, _allocatable(self.node))
         self.cpu_numa = {cpu.id: cpu.numa for cpu in spec.machine.cpus}
         allocatable = self.node.cpu_manager.allocatable_cpus()

@@ -242,8 +242,11 @@ def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
     if len(raw_configs) > MAX_CONFIGS:
         raise _Fail("configs", f"{len(raw_configs)} configs: over the limit of {MAX_CONFIGS}")
     configs = tuple(
-        within(f"configs[{i}]", config_entry, raw, base, base_dir)
-        for i, raw in enumerate(_list(obj, "configs"))
+        replace(
+            within(f"configs[{i}]", config_entry, raw, base, base_dir),
+            origin=f"{source}: configs[{i}]",
+        )
+        for i, raw in enumerate(raw_configs)
     )
     names = [c.name for c in configs]
     for i, config_name in enumerate(names):
