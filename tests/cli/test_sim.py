@@ -134,6 +134,21 @@ ERRORS += [
         "report under /proc", ("simulate", KEP, "--report", "/proc/x"), "--report: cannot write"
     ),
     ErrorCase(
+        "unwritable trace output",
+        (*GENERATE, "--mix", "batch", "-o", "/proc/x/t.yaml"),
+        "--output: cannot write /proc/x/t.yaml",
+    ),
+    ErrorCase(
+        "unknown node selection",
+        ("simulate", KEP, "--node-selection", "best"),
+        "--node-selection: unknown value 'best' (expected first-fit, numa-aware)",
+    ),
+    ErrorCase(
+        "config that fails only on the node names --compare",
+        ("simulate", KEP, "--compare", "best-effort+prefer-most-allocated-numa-node"),
+        "error: --compare: 'best-effort+prefer-most-allocated-numa-node' on node worker: option",
+    ),
+    ErrorCase(
         "nan time limit",
         ("simulate", KEP, "--optimum", "--optimum-time-limit", "nan"),
         "--optimum-time-limit",
@@ -219,6 +234,11 @@ TRACES = [
         "nodes: [{name: w, machine: 'sockets=2', devices: {x.io/d: [{id: d0, numa: 0}]}}]\n"
         "events: [{t: 0, type: device-health, node: w, resource: x.io/d, device: [d0]}]\n",
         "events[0].device: node w has no x.io/d device a list",
+    ),
+    TraceCase(
+        "config path that never ends",
+        NODE + "configs: [{name: a, path: /dev/zero}]\n",
+        "configs[0].path: not a regular file",
     ),
     TraceCase("integer of 5000 digits", NODE + "seed: " + "9" * 5000 + "\n", "invalid YAML"),
     TraceCase(

@@ -180,7 +180,8 @@ def generate(
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as err:
-        raise InputError(str(output), err.strerror or str(err)) from err
+        reason = err.strerror or type(err).__name__
+        raise InputError("--output", f"cannot write {output}: {reason}") from None
 
 
 @click.command(

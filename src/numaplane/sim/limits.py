@@ -15,6 +15,7 @@ from typing import Final
 
 __all__ = [
     "MAX_CONFIGS",
+    "MAX_CONFIG_BYTES",
     "MAX_DEVICES",
     "MAX_EVENTS",
     "MAX_NODES",
@@ -44,6 +45,8 @@ MAX_SECONDS: Final = 1e12
 """Event times and lifetimes (about 31,700 years): their sums stay exact enough and finite."""
 MAX_TRACE_BYTES: Final = 128 << 20
 """A trace file's size; a larger file is refused before it is parsed."""
+MAX_CONFIG_BYTES: Final = 4 << 20
+"""A KubeletConfiguration file named by a trace or ``--compare``."""
 MAX_SIZE_MIX: Final = 256
 """Entries of ``--size-mix``."""
 MAX_POD_SIZE: Final = 65536
