@@ -235,8 +235,14 @@ values = st.recursive(
 )
 
 
-def _write(doc: object, jsonl: bool) -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="numaplane-fuzz-"))
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    # Not pytest's tmp_path: a function-scoped fixture is shared by every hypothesis example.
+    with tempfile.TemporaryDirectory(prefix="numaplane-fuzz-") as directory:
+        yield Path(directory)
+
+
+def _write(directory: Path, doc: object, jsonl: bool) -> Path:
     if jsonl and isinstance(doc, dict):
         header = {k: v for k, v in doc.items() if k != "events"}
         events = doc.get("events")
@@ -254,20 +260,22 @@ def _simulate(path: Path, *extra: str) -> None:
     _check(code, out, err, str(path), "--")
 
 
-@_fuzz(40)
+@_fuzz(30)
 @given(
     doc=st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), values), jsonl=st.booleans()
 )
 def test_random_documents(doc: dict[str, Any], jsonl: bool) -> None:
-    _simulate(_write(doc, jsonl))
+    with _scratch() as directory:
+        _simulate(_write(directory, doc, jsonl))
 
 
 @_fuzz(20)
 @given(text=st.text(max_size=200))
 def test_random_text(text: str) -> None:
-    path = Path(tempfile.mkdtemp(prefix="numaplane-fuzz-")) / "t.yaml"
-    path.write_text(text)
-    _simulate(path)
+    with _scratch() as directory:
+        path = directory / "t.yaml"
+        path.write_text(text)
+        _simulate(path)
 
 
 def _places(value: object, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -306,12 +314,14 @@ def test_mutated_valid_traces(data: st.DataObject, jsonl: bool) -> None:
         place = data.draw(st.sampled_from(places), label="place")
         action = data.draw(st.sampled_from(("set", "set", "delete", "add key", "duplicate")))
         _mutate(doc, place, action, data.draw(values, label="value"))
-    _simulate(_write(doc, jsonl))
+    with _scratch() as directory:
+        _simulate(_write(directory, doc, jsonl))
 
 
 def test_the_valid_trace_replays() -> None:
     # The mutations start from a trace that works, so they probe the edges, not one error.
-    code, out, err = _cli("simulate", str(_write(VALID, False)), "-o", "json")
+    with _scratch() as directory:
+        code, out, err = _cli("simulate", str(_write(directory, VALID, False)), "-o", "json")
     assert (code, err) == (0, "")
     assert [r["admitted"] for r in json.loads(out)["runs"]] == [3, 3]
 
@@ -372,21 +382,22 @@ pods = st.one_of(
 def test_generate_numbers(
     mix: str, seed: str, n: str, rate: str | None, lifetime: str | None, sizes: str | None
 ) -> None:
-    path = Path(tempfile.mkdtemp(prefix="numaplane-fuzz-")) / "t.yaml"
-    argv = ["trace", "generate", "--mix", mix, "--seed", seed, "--pods", n, "-m", MACHINE]
-    for option, value in (
-        ("--arrival-rate", rate),
-        ("--lifetime", lifetime),
-        ("--size-mix", sizes),
-    ):
-        if value is not None:
-            argv.append(f"{option}={value}")
-    code, out, err = _cli(*argv, "-o", str(path))
-    _check(code, out, err, "--")
-    if code == 0:
-        # What the generator writes, simulate replays: no trace it refuses.
-        code, out, err = _cli("simulate", str(path), "-o", "json", "--deterministic")
-        assert (code, err) == (0, ""), err
+    with _scratch() as directory:
+        path = directory / "t.yaml"
+        argv = ["trace", "generate", "--mix", mix, "--seed", seed, "--pods", n, "-m", MACHINE]
+        for option, value in (
+            ("--arrival-rate", rate),
+            ("--lifetime", lifetime),
+            ("--size-mix", sizes),
+        ):
+            if value is not None:
+                argv.append(f"{option}={value}")
+        code, out, err = _cli(*argv, "-o", str(path))
+        _check(code, out, err, "--")
+        if code == 0:
+            # What the generator writes, simulate replays: no trace it refuses.
+            code, out, err = _cli("simulate", str(path), "-o", "json", "--deterministic")
+            assert (code, err) == (0, ""), err
 
 
 KEP = str(Path(__file__).resolve().parents[2] / "examples" / "traces" / "kep6007.yaml")
@@ -412,7 +423,7 @@ shorthands = st.builds(
 )
 
 
-@_fuzz(30)
+@_fuzz(20)
 @given(
     compare=st.lists(shorthands, max_size=3),
     limit=st.one_of(
