@@ -127,7 +127,7 @@ ERRORS += [
     ErrorCase(
         "pods over the limit",
         (*GENERATE, "--mix", "batch", "--pods", "100000000"),
-        "--pods: expected a whole number from 0 to 1,000,000",
+        "--pods: expected a whole number from 0 to 200,000",
     ),
     ErrorCase("text seed", (*GENERATE, "--mix", "batch", "--seed", "x"), "--seed"),
     ErrorCase(

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from numaplane.cli.main import main
+from numaplane.sim.limits import MAX_EVENTS
 
 MEMORY_LIMIT = 256 << 20
 """Peak Python allocations of one case (the largest valid cases here need a few MiB)."""
@@ -359,7 +360,7 @@ pods = st.one_of(
     st.integers(0, 20).map(str),
     st.integers(0, 20).map(str),
     st.integers(0, 20).map(str),
-    st.integers(min_value=1_000_001).map(str),
+    st.integers(min_value=MAX_EVENTS + 1).map(str),
     st.integers(max_value=-1).map(str),
     numbers,
 )

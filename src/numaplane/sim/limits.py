@@ -35,16 +35,18 @@ __all__ = [
 
 MAX_NODES: Final = 1000
 """Nodes in one trace, every ``count`` added up (each is a full kubelet engine per config)."""
-MAX_EVENTS: Final = 1_000_000
-"""Events in one trace, and ``trace generate --pods`` (about 1 KiB of memory per event)."""
+MAX_EVENTS: Final = 200_000
+"""Events in one trace, and ``trace generate --pods``: reading a trace peaks at about 6 KiB of
+memory per event (measured: 100,000 events, 610 MB), so this keeps a replay near 1.2 GB."""
 MAX_CONFIGS: Final = 64
 """Configurations one ``simulate`` replays (trace ``configs`` or ``--compare`` values)."""
 MAX_DEVICES: Final = 100_000
 """Devices declared over all nodes of a trace (each node's inventory times its count)."""
 MAX_SECONDS: Final = 1e12
 """Event times and lifetimes (about 31,700 years): their sums stay exact enough and finite."""
-MAX_TRACE_BYTES: Final = 128 << 20
-"""A trace file's size; a larger file is refused before it is parsed."""
+MAX_TRACE_BYTES: Final = 16 << 20
+"""A trace file's size, refused before it is parsed: parsing YAML peaks at about 70 bytes of
+memory per byte of text (a 16 MiB trace: about 1.2 GB)."""
 MAX_CONFIG_BYTES: Final = 4 << 20
 """A KubeletConfiguration file named by a trace or ``--compare``."""
 MAX_SIZE_MIX: Final = 256
