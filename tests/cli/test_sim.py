@@ -340,3 +340,19 @@ def test_generated_traces_replay(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert (code, err) == (0, "")
     code, _, err = run(capsys, "simulate", str(path), "--compare", "none")
     assert (code, err) == (0, "")
+
+
+def test_optimum_with_a_request_no_node_can_hold(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # cpu: 1e18 once overflowed CP-SAT's 64-bit coefficients (a TypeError traceback).
+    huge = POD.replace(
+        "containers: [{name: c}]",
+        "containers: [{name: c, resources: {limits: {cpu: '1e18', memory: 1Gi}}}]",
+    ).replace("name: p}", "name: huge}")
+    path = tmp_path / "t.yaml"
+    path.write_text(NODE + f"events: [{{t: 0, pod: {huge}}}, {{t: 1, pod: {POD}}}]\n")
+    argv = ("simulate", str(path), "--compare", "single-numa-node", "--optimum", "-o", "json")
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["runs"][0]["optimum"] == 1

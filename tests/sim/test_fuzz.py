@@ -181,6 +181,7 @@ STRINGS = (
     "1",
     "-1",
     "1e400",
+    "1e18",
     "nan",
     "[bold]x[/bold]",
     "$a$",
@@ -306,17 +307,21 @@ def _mutate(doc: dict[str, Any], place: tuple[Any, ...], action: str, value: obj
         parent[last] = value
 
 
+ARRIVALS = VALID | {"events": [e for e in VALID["events"][1:] if e.get("type") is None]}
+"""An arrival-only variant, so ``--optimum`` builds its CP-SAT model from the mutations."""
+
+
 @_fuzz(80)
-@given(data=st.data(), jsonl=st.booleans())
-def test_mutated_valid_traces(data: st.DataObject, jsonl: bool) -> None:
-    doc = copy.deepcopy(VALID)
+@given(data=st.data(), jsonl=st.booleans(), optimum=st.booleans())
+def test_mutated_valid_traces(data: st.DataObject, jsonl: bool, optimum: bool) -> None:
+    doc = copy.deepcopy(ARRIVALS if optimum else VALID)
     for _ in range(data.draw(st.integers(1, 3), label="mutations")):
         places = list(_places(doc))
         place = data.draw(st.sampled_from(places), label="place")
         action = data.draw(st.sampled_from(("set", "set", "delete", "add key", "duplicate")))
         _mutate(doc, place, action, data.draw(values, label="value"))
     with _scratch() as directory:
-        _simulate(_write(directory, doc, jsonl))
+        _simulate(_write(directory, doc, jsonl), *(("--optimum",) if optimum else ()))
 
 
 def test_the_valid_trace_replays() -> None:
