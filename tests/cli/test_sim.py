@@ -240,6 +240,11 @@ TRACES = [
         NODE + "configs: [{name: a, path: /dev/zero}]\n",
         "configs[0].path: not a regular file",
     ),
+    TraceCase(
+        "newline in a key stays on the error's one line",
+        NODE + '"x\\ny": 1\n',
+        "x\\ny: unknown key",
+    ),
     TraceCase("integer of 5000 digits", NODE + "seed: " + "9" * 5000 + "\n", "invalid YAML"),
     TraceCase(
         "nesting too deep for JSON",
@@ -306,6 +311,21 @@ def test_rich_markup_in_names_and_reasons_is_printed_literally(
     assert code == 0
     assert "trace [bold]t[/bold]: [red]w[/red]" in out
     assert "[bold]cfg[/bold]" in out
+
+
+def test_names_with_line_breaks_stay_on_their_row(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        'nodes: [{name: "a\\nb", machine: sockets=1}]\n'
+        'configs: [{name: "c\\u2028d", shorthand: none}]\n'
+    )
+    code, out, _ = run(capsys, "simulate", str(path))
+    assert code == 0
+    assert "trace t: a\\nb (1 NUMA" in out
+    assert "c\\u2028d " in out
+    assert len(out.splitlines()) == 3
 
 
 def test_unproven_optimum_is_not_called_one(capsys: pytest.CaptureFixture[str]) -> None:

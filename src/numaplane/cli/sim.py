@@ -5,12 +5,13 @@ Exit status: 0 on success, 2 on bad input (one ``error:`` line).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
@@ -18,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from numaplane.cli.options import MACHINE_HELP
-from numaplane.errors import InputError
+from numaplane.errors import InputError, NumaplaneError
 from numaplane.sim.configs import resolve_compare
 from numaplane.sim.engine import Progress, add_optimum, check_optimum_size, optimum_applies
 from numaplane.sim.engine import simulate as run_trace
@@ -31,11 +32,38 @@ from numaplane.sim.generate import (
     parse_size_mix,
 )
 from numaplane.sim.generate import generate as generate_trace
-from numaplane.sim.limits import MAX_CONFIGS, MAX_EVENTS, MAX_SOLVE_SECONDS
+from numaplane.sim.limits import MAX_CONFIGS, MAX_EVENTS, MAX_SOLVE_SECONDS, printable
 from numaplane.sim.nodeselect import NODE_SELECTION
 from numaplane.sim.results import Results, RunResult
 from numaplane.sim.trace import ARRIVE, Trace, load_trace
 from numaplane.topology.discover import load_machine
+
+
+class _RefusalError(NumaplaneError):
+    """A refusal whose message had to be made printable (see ``_one_line``)."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_line(command: Callable[P, R]) -> Callable[P, R]:
+    """Every refusal of ``command`` is one printable line, whatever names it quotes.
+
+    A trace key, node or config name may hold a newline; the message must not break there.
+    """
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except NumaplaneError as err:
+            text = str(err)
+            if text.isprintable():
+                raise
+            raise _RefusalError(printable(text)) from None
+
+    return run
 
 
 class _Number(click.ParamType[float]):
@@ -147,6 +175,7 @@ Examples:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the trace here (default: stdout).",
 )
+@_one_line
 def generate(
     mix: str,
     seed: int,
@@ -236,6 +265,7 @@ Examples:
     help="Leave the wall-clock admission timing out of the JSON (byte-identical reruns).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a TTY).")
+@_one_line
 def simulate(
     trace_path: Path,
     compare: tuple[str, ...],
@@ -328,7 +358,7 @@ def _print_table(results: Results) -> None:
     nodes = ", ".join(f"{n.name} ({n.numa} NUMA, {n.cpus} CPUs)" for n in results.nodes)
     # Names come from the trace and reasons from the engine: escaped, so text in square
     # brackets is printed, not taken for rich markup.
-    console.print(escape(f"trace {results.trace}: {nodes}"))
+    console.print(escape(printable(f"trace {results.trace}: {nodes}")))
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
     for column in (
         "config",
@@ -346,10 +376,10 @@ def _print_table(results: Results) -> None:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(run.rejected_by_reason.items()))
         timing = run.timing
         table.add_row(
-            escape(run.config),
+            escape(printable(run.config)),
             str(run.admitted),
             str(run.rejected),
-            escape(reasons or "-"),
+            escape(printable(reasons or "-")),
             str(run.stranded_cpus),
             f"{run.alignment:.0%}",
             escape(_optimum_cell(run)),

@@ -30,6 +30,7 @@ __all__ = [
     "check_count",
     "check_seconds",
     "describe",
+    "printable",
     "shown",
 ]
 
@@ -89,6 +90,17 @@ def describe(value: object) -> str:
     if isinstance(value, int):
         return f"int {_int_text(value)}"
     return type(value).__name__
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character escaped (``\\n``, ``\\x85``, ``\\u2028``).
+
+    User text (a YAML key, a node or config name) goes into one-line error messages and table
+    cells: a newline in it must not break the line.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def shown(value: object) -> str:

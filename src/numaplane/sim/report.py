@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from numaplane.errors import InputError
+from numaplane.sim.limits import printable
 from numaplane.sim.report_plots import Heat, Series, heatmap_png, rejections_png, timeline_png
 
 __all__ = ["Report", "Run", "parse_results", "render_table", "write_report"]
@@ -250,14 +251,14 @@ def _ratio_text(run: Run) -> str:
 def render_table(results: Mapping[str, Any]) -> Table:
     """The summary table for the terminal (``InputError`` on a malformed document)."""
     report = parse_results(results)
-    table = Table(title=escape(f"simulation of {report.trace}"))
+    table = Table(title=escape(printable(f"simulation of {report.trace}")))
     for column in COLUMNS:
         table.add_column(
             column, justify="left" if column.startswith(("config", "rej")) else "right"
         )
     for row in _rows(report):
         # Config names and reasons are user data: escaped, not read as rich markup.
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(escape(printable(cell)) for cell in row))
     return table
 
 

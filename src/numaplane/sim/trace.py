@@ -36,6 +36,7 @@ from numaplane.sim.limits import (
     LimitError,
     check_seconds,
     describe,
+    printable,
     shown,
 )
 from numaplane.sim.trace_nodes import NodeSpec, join_field, parse_nodes, within
@@ -68,7 +69,13 @@ _REF_KEYS: Final = frozenset({"template", "name", "namespace"})
 
 
 class TraceError(InputError):
-    """A trace cannot be used; ``str()`` is ``<file>: <place>: <reason>``."""
+    """A trace cannot be used; ``str()`` is ``<file>: <place>: <reason>``, on one line (names
+    and keys from the trace are escaped: see ``printable``)."""
+
+    def __init__(self, source: str, reason: str, field: str | None = None) -> None:
+        super().__init__(
+            printable(source), printable(reason), None if field is None else printable(field)
+        )
 
 
 @dataclass(frozen=True)
