@@ -280,7 +280,8 @@ def simulate(
     """Replay TRACE through the kubelet's resource managers under each --compare config.
 
     Prints per config: pods admitted and rejected (by reason), stranded CPUs, alignment,
-    admission time and, with --optimum, the exact optimum. Definitions: docs/traces.md.
+    admission time and, with --optimum, the optimum: exact when the solver proved it within
+    --optimum-time-limit, else its bound and best placement found. Definitions: docs/traces.md.
     """
     if len(compare) > MAX_CONFIGS:
         raise InputError(
