@@ -8,6 +8,8 @@ time, and it only turns a hang into a failure instead of a stuck suite.
 
 Examples are derandomized (the same cases every run) and few: the suite must stay fast on a
 2-core machine.
+
+Over 400 lines: the fuzzed surfaces share one harness (watchdog, memory ceiling, outcome check).
 """
 
 from __future__ import annotations
