@@ -259,9 +259,20 @@ TRACES = [
         "a: unknown key",
     ),
     TraceCase(
-        "alias bomb as a node count",
+        "alias that contains itself",
         "nodes: [{name: w, machine: 'sockets=1', count: &c [[[[*c]]]]}]\n",
-        "nodes[0].count: expected a whole number, got a list",
+        "a YAML alias refers to a value that contains it",
+    ),
+    TraceCase(
+        "alias bomb inside a pod manifest",
+        NODE
+        + "templates:\n  t:\n    metadata:\n      name: p\n      annotations:\n"
+        + "".join(
+            f"        a{i}: &a{i} [" + ", ".join([f"*a{i - 1}" if i else "x"] * 10) + "]\n"
+            for i in range(9)
+        )
+        + "    kind: *a8\n    spec: {containers: [{name: c}]}\n",
+        "YAML aliases expand the document past what its text could hold",
     ),
 ]
 

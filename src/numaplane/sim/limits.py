@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "MAX_WEIGHT",
     "LimitError",
+    "check_aliases",
     "check_count",
     "check_seconds",
     "describe",
@@ -146,3 +147,37 @@ def check_count(value: object, limit: int, what: str, *, minimum: int = 1) -> in
     if value > limit:
         raise LimitError(f"{_int_text(value)} is over the simulator's limit of {limit:,} {what}")
     return value
+
+
+def check_aliases(root: object, budget: int) -> None:
+    """Refuse (``LimitError``) a decoded document whose YAML aliases expand it past ``budget``
+    values, or refer to themselves: every later walk (validation, an error message quoting a
+    value) would expand it, so a small file of nested aliases would hang or exhaust memory.
+
+    An alias-free document never has more values than characters, so the budget only stops
+    alias bombs. The walk counts each shared object once (memoised), without recursion.
+    """
+    sizes: dict[int, int] = {}
+    open_ids: set[int] = set()
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        obj, closing = stack.pop()
+        if not isinstance(obj, list | dict):
+            continue
+        children = list(obj.values()) if isinstance(obj, dict) else obj
+        key = id(obj)
+        if closing:
+            open_ids.discard(key)
+            size = 1 + (len(obj) if isinstance(obj, dict) else 0)
+            size += sum(sizes[id(c)] if isinstance(c, list | dict) else 1 for c in children)
+            if size > budget:
+                raise LimitError("YAML aliases expand the document past what its text could hold")
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        if key in open_ids:
+            raise LimitError("a YAML alias refers to a value that contains it")
+        open_ids.add(key)
+        stack.append((obj, True))
+        stack.extend((c, False) for c in children if isinstance(c, list | dict))

@@ -1,5 +1,7 @@
 """Simulator traces: what runs where and when, read from YAML or JSON lines and validated.
 
+(Just over 400 lines: the reader of one format, kept whole; nodes are in ``trace_nodes``.)
+
 The format is documented in ``docs/traces.md``. A trace holds:
 
 - ``nodes``: machines (any ``--machine`` value), each with a name, a count and optionally a
@@ -34,6 +36,7 @@ from numaplane.sim.limits import (
     MAX_EVENTS,
     MAX_TRACE_BYTES,
     LimitError,
+    check_aliases,
     check_seconds,
     describe,
     printable,
@@ -154,6 +157,10 @@ def parse_trace(text: str, source: str, base_dir: Path | None = None) -> Trace:
         raise TraceError(source, f"invalid YAML: {_first_line(err)}") from None
     if len(documents) != 1:
         raise TraceError(source, f"expected one YAML document, found {len(documents)}")
+    try:
+        check_aliases(documents[0], len(text) + 10_000)
+    except LimitError as err:
+        raise TraceError(source, err.reason) from None
     return trace_from_dict(documents[0], source, base_dir)
 
 
