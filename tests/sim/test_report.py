@@ -147,3 +147,60 @@ def test_bad_input_is_refused(bad: Bad, tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     with pytest.raises(InputError):
         render_table(_broken(bad.edit))
+
+
+def _unproven() -> dict[str, Any]:
+    doc = _results()
+    doc["runs"][0] |= {
+        "optimum": None,
+        "optimum_ratio": None,
+        "optimum_bound": 400,
+        "optimum_best": 170,
+        "optimum_note": "time limit reached before the best placement found was proven",
+    }
+    doc["runs"][1] |= {"optimum_bound": 12, "optimum_best": 12, "optimum": 12}
+    return doc
+
+
+def test_unproven_optimum_shows_bound_and_best_in_page_and_table(tmp_path: Path) -> None:
+    page = write_report(_unproven(), tmp_path).read_text(encoding="utf-8")
+    assert "not proven: at most 400, best placement 170; time limit reached" in page
+    assert "&gt;= 0.025" in page  # 10 admitted / the bound 400: a floor of the ratio
+    assert "12 (proven)" in page
+    console = Console(width=300, record=True, color_system=None)
+    console.print(render_table(_unproven()))
+    text = console.export_text()
+    assert "not proven: at most 400, best placement 170" in text
+    assert "12 (proven)" in text
+
+
+def test_page_labels_say_what_is_measured(tmp_path: Path) -> None:
+    page = write_report(_results(), tmp_path).read_text(encoding="utf-8")
+    # Utilization is taken at peak load (engine), not at the end of the trace.
+    assert "Per-NUMA utilization at peak load" in page
+    assert "at the end" not in page
+    # The timeline counts pods running at each instant, not the admissions so far.
+    assert "Running pods over time" in page
+    assert "stranded CPUs (most at once)" in page
+
+
+def test_markup_and_mathtext_in_names_are_shown_literally(tmp_path: Path) -> None:
+    doc = _results()
+    # "$\\frac$" is a mathtext syntax error: drawn as mathtext, it fails the whole report.
+    doc["runs"][0]["config"] = "[bold]cfg[/bold] $\\frac$"
+    doc["runs"][1]["config"] = "_hidden"
+    doc["runs"][0]["rejected_by_reason"] = {"[memorymanager] no room": 2}
+    page = write_report(doc, tmp_path).read_text(encoding="utf-8")
+    assert "[bold]cfg[/bold] $\\frac$" in page
+    console = Console(width=300, record=True, color_system=None)
+    console.print(render_table(doc))
+    text = console.export_text()
+    assert "[bold]cfg[/bold]" in text
+    assert "[memorymanager] no room: 2" in text
+
+
+def test_unwritable_report_directory_is_one_error_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match=r"--report: cannot write .*file"):
+        write_report(_results(), blocker / "out", source="--report")

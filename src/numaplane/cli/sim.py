@@ -5,19 +5,23 @@ Exit status: 0 on success, 2 on bad input (one ``error:`` line).
 
 from __future__ import annotations
 
+import functools
+import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from numaplane.cli.options import MACHINE_HELP
-from numaplane.errors import InputError
+from numaplane.errors import InputError, NumaplaneError
 from numaplane.sim.configs import resolve_compare
-from numaplane.sim.engine import Progress, add_optimum, optimum_applies
+from numaplane.sim.engine import Progress, add_optimum, check_optimum_size, optimum_applies
 from numaplane.sim.engine import simulate as run_trace
 from numaplane.sim.generate import (
     DEFAULT_LIFETIME,
@@ -28,10 +32,85 @@ from numaplane.sim.generate import (
     parse_size_mix,
 )
 from numaplane.sim.generate import generate as generate_trace
+from numaplane.sim.limits import MAX_CONFIGS, MAX_EVENTS, MAX_SOLVE_SECONDS, printable
 from numaplane.sim.nodeselect import NODE_SELECTION
-from numaplane.sim.results import Results
+from numaplane.sim.results import Results, RunResult
 from numaplane.sim.trace import ARRIVE, Trace, load_trace
 from numaplane.topology.discover import load_machine
+
+
+class _RefusalError(NumaplaneError):
+    """A refusal whose message had to be made printable (see ``_one_line``)."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_line(command: Callable[P, R]) -> Callable[P, R]:
+    """Every refusal of ``command`` is one printable line, whatever names it quotes.
+
+    A trace key, node or config name may hold a newline; the message must not break there.
+    """
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except NumaplaneError as err:
+            text = str(err)
+            if text.isprintable():
+                raise
+            raise _RefusalError(printable(text)) from None
+
+    return run
+
+
+class _Number(click.ParamType[float]):
+    """A number option checked here, refused as one ``error: --OPTION: ...`` line (exit 2).
+
+    Raising ``InputError`` (not click's ``BadParameter``) keeps a typo to the one line every
+    other refusal prints, instead of click's usage block.
+    """
+
+    def __init__(self, kind: str, *, low: float, high: float, low_open: bool = False) -> None:
+        self.name = kind
+        self.low, self.high, self.low_open = low, high, low_open
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        option = param.opts[0] if param is not None and param.opts else self.name
+        text = str(value).strip()
+        try:
+            number: float = int(text) if self.name == "integer" else float(text)
+        except ValueError:
+            shown = repr(text[:40] + "...") if len(text) > 40 else repr(text)
+            raise InputError(option, f"expected {self._range()}, got {shown}") from None
+        below = number <= self.low if self.low_open else number < self.low
+        if not math.isfinite(number) or below or number > self.high:
+            raise InputError(option, f"expected {self._range()}, got {number!r}")
+        return number
+
+    def _range(self) -> str:
+        if self.name == "integer":
+            return f"a whole number from {int(self.low):,} to {int(self.high):,}"
+        low = f"above {self.low:g}" if self.low_open else f"from {self.low:g}"
+        high = "" if math.isinf(self.high) else f" up to {self.high:g}"
+        return f"a finite number {low}{high}"
+
+
+class _Choice(click.Choice):  # type: ignore[type-arg]
+    """``click.Choice`` refused as one ``error: --OPTION: ...`` line, like ``_Number``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in self.choices:
+            return value
+        option = param.opts[0] if param is not None and param.opts else "choice"
+        text = str(value)
+        shown = repr(text[:40] + "...") if len(text) > 40 else repr(text)
+        expected = ", ".join(str(c) for c in self.choices)
+        raise InputError(option, f"unknown value {shown} (expected {expected})")
 
 
 @click.group()
@@ -48,9 +127,19 @@ Examples:
       --arrival-rate 5 --lifetime uniform:60-600 --size-mix 1:1,2:2,4:1 -o batch.yaml
 """
 )
-@click.option("--mix", type=click.Choice(MIXES), required=True, help="The workload mix.")
-@click.option("--seed", type=int, required=True, help="Seed: the same seed gives the same bytes.")
-@click.option("--pods", type=click.IntRange(min=0), required=True, help="Number of arrivals.")
+@click.option("--mix", type=_Choice(MIXES), required=True, help="The workload mix.")
+@click.option(
+    "--seed",
+    type=_Number("integer", low=-(2**63), high=2**63 - 1),
+    required=True,
+    help="Seed (a 64-bit integer): the same seed gives the same bytes.",
+)
+@click.option(
+    "--pods",
+    type=_Number("integer", low=0, high=MAX_EVENTS),
+    required=True,
+    help=f"Number of arrivals (at most {MAX_EVENTS:,}).",
+)
 @click.option(
     "--machine",
     "-m",
@@ -62,7 +151,7 @@ Examples:
 )
 @click.option(
     "--arrival-rate",
-    type=float,
+    type=_Number("float", low=0, high=math.inf, low_open=True),
     default=1.0,
     show_default=True,
     help="Poisson arrivals per second.",
@@ -86,6 +175,7 @@ Examples:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the trace here (default: stdout).",
 )
+@_one_line
 def generate(
     mix: str,
     seed: int,
@@ -100,6 +190,8 @@ def generate(
 
     The trace names the machine as given, so replay it where that value resolves the same.
     """
+    lifetime_value = Lifetime.parse(lifetime) if lifetime else None
+    sizes = parse_size_mix(size_mix) if size_mix else None
     document = generate_trace(
         mix,
         seed=seed,
@@ -107,8 +199,8 @@ def generate(
         machine_spec=machine_spec,
         machine=load_machine(machine_spec),
         arrival_rate=arrival_rate,
-        lifetime=Lifetime.parse(lifetime) if lifetime else None,
-        size_mix=parse_size_mix(size_mix) if size_mix else None,
+        lifetime=lifetime_value,
+        size_mix=sizes,
     )
     text = dump_trace(document)
     if output is None:
@@ -117,7 +209,8 @@ def generate(
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as err:
-        raise InputError(str(output), err.strerror or str(err)) from err
+        reason = err.strerror or type(err).__name__
+        raise InputError("--output", f"cannot write {output}: {reason}") from None
 
 
 @click.command(
@@ -141,21 +234,30 @@ Examples:
 )
 @click.option(
     "--node-selection",
-    type=click.Choice(tuple(NODE_SELECTION)),
+    type=_Choice(tuple(NODE_SELECTION)),
     default="first-fit",
     show_default=True,
     help="How a pod picks one of several nodes.",
 )
-@click.option("--output", "-o", type=click.Choice(("table", "json")), default="table")
+@click.option("--output", "-o", type=_Choice(("table", "json")), default="table")
 @click.option(
     "--report",
     "report_dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Also write an HTML report with plots to this directory.",
 )
-@click.option("--optimum", is_flag=True, help="Compute the exact optimum (CP-SAT) per config.")
 @click.option(
-    "--optimum-time-limit", type=float, default=30.0, show_default=True, help="Seconds per solve."
+    "--optimum",
+    is_flag=True,
+    help="Compute the optimum (CP-SAT) per config; unproven within the time limit, the "
+    "bound and the best placement found are shown instead.",
+)
+@click.option(
+    "--optimum-time-limit",
+    type=_Number("float", low=0, high=MAX_SOLVE_SECONDS, low_open=True),
+    default=30.0,
+    show_default=True,
+    help=f"Seconds per solve (at most {MAX_SOLVE_SECONDS:g}).",
 )
 @click.option(
     "--deterministic",
@@ -163,6 +265,7 @@ Examples:
     help="Leave the wall-clock admission timing out of the JSON (byte-identical reruns).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a TTY).")
+@_one_line
 def simulate(
     trace_path: Path,
     compare: tuple[str, ...],
@@ -177,10 +280,17 @@ def simulate(
     """Replay TRACE through the kubelet's resource managers under each --compare config.
 
     Prints per config: pods admitted and rejected (by reason), stranded CPUs, alignment,
-    admission time and, with --optimum, the exact optimum. Definitions: docs/traces.md.
+    admission time and, with --optimum, the optimum: exact when the solver proved it within
+    --optimum-time-limit, else its bound and best placement found. Definitions: docs/traces.md.
     """
+    if len(compare) > MAX_CONFIGS:
+        raise InputError(
+            "--compare", f"given {len(compare)} times, over the limit of {MAX_CONFIGS}"
+        )
     loaded = load_trace(trace_path)
     configs = resolve_compare(compare, loaded.configs, loaded.base_config)
+    if optimum and optimum_applies(loaded):
+        check_optimum_size(loaded)  # before the replay, not after it
     show = progress if progress is not None else sys.stderr.isatty()
     with _progress_bar(show, _event_total(loaded) * len(configs)) as advance:
         results = run_trace(loaded, configs, node_selection=node_selection, progress=advance)
@@ -192,10 +302,23 @@ def simulate(
                 err=True,
             )
         results = add_optimum(loaded, configs, results, time_limit_s=optimum_time_limit)
+        for run in results.runs:
+            if run.optimum is None and run.optimum_bound is not None:
+                click.echo(
+                    (
+                        f"note: {run.config}: optimum not proven ({run.optimum_note}): at most "
+                        f"{run.optimum_bound} pods, best placement found "
+                        f"{_best(run.optimum_best)}; a --optimum-time-limit above "
+                        f"{optimum_time_limit:g}s may prove it"
+                    ),
+                    err=True,
+                )
     if report_dir is not None:
         from numaplane.sim import report  # plotting is heavy: import it only when asked
 
-        report.write_report(results.to_json(deterministic=deterministic), report_dir)
+        report.write_report(
+            results.to_json(deterministic=deterministic), report_dir, source="--report"
+        )
     if output == "json":
         click.echo(results.dumps(deterministic=deterministic))
     else:
@@ -234,7 +357,9 @@ def _print_table(results: Results) -> None:
         # Piped output is read by people too: never squeeze columns to 80 characters.
         console = Console(highlight=False, soft_wrap=True, width=200)
     nodes = ", ".join(f"{n.name} ({n.numa} NUMA, {n.cpus} CPUs)" for n in results.nodes)
-    console.print(f"trace {results.trace}: {nodes}")
+    # Names come from the trace and reasons from the engine: escaped, so text in square
+    # brackets is printed, not taken for rich markup.
+    console.print(escape(printable(f"trace {results.trace}: {nodes}")))
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
     for column in (
         "config",
@@ -250,17 +375,31 @@ def _print_table(results: Results) -> None:
         table.add_column(column, no_wrap=True)
     for run in results.runs:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(run.rejected_by_reason.items()))
-        optimum = "-" if run.optimum is None else f"{run.optimum} ({run.optimum_ratio or 0:.0%})"
         timing = run.timing
         table.add_row(
-            run.config,
+            escape(printable(run.config)),
             str(run.admitted),
             str(run.rejected),
-            reasons or "-",
+            escape(printable(reasons or "-")),
             str(run.stranded_cpus),
             f"{run.alignment:.0%}",
-            optimum,
+            escape(_optimum_cell(run)),
             "-" if timing is None else f"{timing.admission_p50_ms:.2f}",
             "-" if timing is None else f"{timing.admission_p99_ms:.2f}",
         )
     console.print(table)
+
+
+def _best(best: int | None) -> str:
+    return "none" if best is None else str(best)
+
+
+def _optimum_cell(run: RunResult) -> str:
+    """``5 (60%)`` for a proven optimum; ``<=400, best 170 (>=28%)`` for an unproven one."""
+    if run.optimum is not None:
+        return f"{run.optimum} ({run.optimum_ratio or 0:.0%})"
+    if run.optimum_bound is None:
+        return "-"
+    floor = run.optimum_ratio_at_least
+    ratio = "" if floor is None else f" (>={floor:.0%})"
+    return f"<={run.optimum_bound}, best {_best(run.optimum_best)}{ratio}"

@@ -57,6 +57,7 @@ time limit stops it, ``optimal`` is false, ``admitted`` is the best placement fo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -70,6 +71,7 @@ from numaplane.sim.bound_instance import (
     SPLIT,
     Instance,
     NodeCapacity,
+    PodOnNode,
     build_instance,
     resolve_nodes,
 )
@@ -90,6 +92,8 @@ class OptimumResult:
     the pod's node, since the bound does not fix a split. ``node`` maps each admitted pod to the
     index of its node in the ``nodes`` given. ``upper_bound`` is the solver's proven bound
     (equal to ``admitted`` when ``optimal``); ``note`` says why a result is not optimal.
+    ``found`` is false when the solver stopped before finding any placement (``admitted`` is
+    then 0, which says nothing about the optimum).
     """
 
     admitted: int
@@ -98,6 +102,7 @@ class OptimumResult:
     node: Mapping[str, int]
     upper_bound: int
     note: str = ""
+    found: bool = True
 
 
 def optimum(
@@ -124,11 +129,17 @@ def solve_instance(
     instance: Instance, *, time_limit_s: float = 30.0, workers: int = 8, seed: int = 0
 ) -> OptimumResult:
     """Solve a prepared instance with CP-SAT (see the module doc for the model)."""
-    if time_limit_s <= 0:
-        raise InputError("optimum", f"time_limit_s must be positive, got {time_limit_s}")
+    if not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise InputError(
+            "optimum", f"time_limit_s must be a finite number above 0, got {time_limit_s}"
+        )
     model = cp_model.CpModel()
     builder = _ModelBuilder(model, instance)
     builder.build()
+    invalid = model.validate()
+    if invalid:
+        # CP-SAT works in 64-bit integers: capacities times pod counts past that are refused.
+        raise InputError("--optimum", f"CP-SAT cannot take this model: {invalid.splitlines()[0]}")
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = max(1, workers)
@@ -146,9 +157,20 @@ def solve_instance(
             {},
             {},
             len(instance.pods),
-            note=f"solver stopped without a solution ({solver.status_name(status)})",
+            note="time limit reached before any placement was found",
+            found=False,
         )
     return builder.result(solver, status == cp_model.OPTIMAL)
+
+
+def _fits_at_all(
+    demand: PodOnNode, allocatable: Mapping[str, int], totals: Mapping[str, int]
+) -> bool:
+    # A single amount above the node's whole capacity (allocatable, or an aligned resource
+    # summed over every NUMA node and device pool) can never be placed on that node.
+    if any(a > allocatable[r] for r, a in demand.node_requests.items() if r in allocatable):
+        return False
+    return all(a <= totals.get(r, 0) for r, a in demand.peak().items())
 
 
 class _ModelBuilder:
@@ -161,14 +183,24 @@ class _ModelBuilder:
         self.on: dict[tuple[int, int], cp_model.IntVar] = {}
         # (pod index, node index, group index, numa id) -> the group sits on that NUMA node
         self.at: dict[tuple[int, int, int, int], cp_model.IntVar] = {}
+        # (pod index, node index) pairs that may be placed at all: admissible, and no amount
+        # above what the whole node has. Only these enter the constraints, so an absurd
+        # request (cpu: 1e18) cannot push a coefficient past CP-SAT's 64-bit range.
+        totals = [(node.allocatable, node.totals()) for node in instance.nodes]
+        self.usable = {
+            (p, m)
+            for p, pod in enumerate(instance.pods)
+            for m in range(len(instance.nodes))
+            if pod.demands[m].admissible and _fits_at_all(pod.demands[m], *totals[m])
+        }
 
     def build(self) -> None:
         inst = self.instance
-        for p, pod in enumerate(inst.pods):
+        for p in range(len(inst.pods)):
             for m in range(len(inst.nodes)):
                 var = self.model.new_bool_var(f"on_{p}_{m}")
                 self.on[p, m] = var
-                if not pod.demands[m].admissible:
+                if (p, m) not in self.usable:
                     self.model.add(var == 0)
             self.model.add_at_most_one(self.on[p, m] for m in range(len(inst.nodes)))
         for m, node in enumerate(inst.nodes):
@@ -184,6 +216,7 @@ class _ModelBuilder:
             terms = [
                 (pod.demands[m].node_requests.get(resource, 0), self.on[p, m])
                 for p, pod in enumerate(self.instance.pods)
+                if (p, m) in self.usable
             ]
             terms = [(amount, var) for amount, var in terms if amount > 0]
             if terms:
@@ -191,11 +224,9 @@ class _ModelBuilder:
 
     def _split_capacity(self, m: int, node: NodeCapacity) -> None:
         totals = node.totals()
-        for resource in sorted({r for pod in self.instance.pods for r in pod.demands[m].peak()}):
-            terms = [
-                (pod.demands[m].peak().get(resource, 0), self.on[p, m])
-                for p, pod in enumerate(self.instance.pods)
-            ]
+        pods = [(p, pod) for p, pod in enumerate(self.instance.pods) if (p, m) in self.usable]
+        for resource in sorted({r for _, pod in pods for r in pod.demands[m].peak()}):
+            terms = [(pod.demands[m].peak().get(resource, 0), self.on[p, m]) for p, pod in pods]
             terms = [(amount, var) for amount, var in terms if amount > 0]
             self.model.add(sum(a * v for a, v in terms) <= totals.get(resource, 0))
 
@@ -205,7 +236,7 @@ class _ModelBuilder:
         usage: dict[tuple[tuple[int, ...], str], list[cp_model.LinearExprT]] = {}
         for p, pod in enumerate(self.instance.pods):
             demand = pod.demands[m]
-            if not demand.admissible:
+            if (p, m) not in self.usable:
                 continue
             on = self.on[p, m]
             # phase -> (pool, resource) -> terms
@@ -292,5 +323,5 @@ class _ModelBuilder:
             placement[pod.uid] = chosen
         admitted = len(where)
         bound = min(len(inst.pods), int(solver.best_objective_bound + 1e-6))
-        note = "" if optimal else "time limit reached: best placement found, not proven optimal"
+        note = "" if optimal else "time limit reached before the best placement found was proven"
         return OptimumResult(admitted, optimal, placement, where, max(bound, admitted), note)

@@ -20,8 +20,9 @@ gates on, so every option can be named.
 from __future__ import annotations
 
 import copy
+import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,11 +32,13 @@ from numaplane.api.kubeletconfig import (
     load_kubelet_config,
 )
 from numaplane.errors import InputError
+from numaplane.sim.limits import MAX_CONFIG_BYTES
 
 __all__ = [
     "BASE_CONFIG",
     "FieldError",
     "NamedConfig",
+    "check_config_file",
     "config_entry",
     "parse_shorthand",
     "resolve_compare",
@@ -80,10 +83,15 @@ _Fail = FieldError
 
 @dataclass(frozen=True)
 class NamedConfig:
-    """A kubelet configuration with the label results carry (shorthand, file or trace name)."""
+    """A kubelet configuration with the label results carry (shorthand, file or trace name).
+
+    ``origin`` says where it was given (``--compare``, ``trace.yaml: configs[2]``), for errors
+    found only when a node is built from it.
+    """
 
     name: str
     config: KubeletConfiguration
+    origin: str = field(default="", compare=False)
 
 
 def parse_shorthand(text: str, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -126,6 +134,21 @@ def _build(doc: Mapping[str, Any], source: str) -> KubeletConfiguration:
     return kubelet_config_from_dict(doc, source)
 
 
+def check_config_file(path: Path) -> None:
+    """Refuse a configuration path that is not a regular file or is over the size limit, so
+    ``path: /dev/zero`` is one error line, not a read that never ends."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise InputError(str(path), f"cannot read the file: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(str(path), "not a regular file (a KubeletConfiguration file expected)")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise InputError(
+            str(path), f"the file is over the simulator's limit of {MAX_CONFIG_BYTES >> 20} MiB"
+        )
+
+
 def config_entry(raw: object, base: Mapping[str, Any] | None, base_dir: Path | None) -> NamedConfig:
     """One trace ``configs[]`` entry: a shorthand string or ``{name, config | path}``.
 
@@ -161,6 +184,7 @@ def config_entry(raw: object, base: Mapping[str, Any] | None, base_dir: Path | N
         path = Path(value)
         if base_dir is not None and not path.is_absolute() and (base_dir / path).exists():
             path = base_dir / path
+        check_config_file(path)
         return NamedConfig(name, load_kubelet_config(path))
     except InputError as err:
         where = kind if err.field is None else f"{kind}.{err.field}"
@@ -188,9 +212,11 @@ def resolve_compare(
         if value in by_name:
             out.append(by_name[value])
         elif Path(value).is_file():
-            out.append(NamedConfig(value, load_kubelet_config(value)))
+            check_config_file(Path(value))
+            out.append(NamedConfig(value, load_kubelet_config(value), "--compare"))
         else:
-            out.append(NamedConfig(value, _build(parse_shorthand(value, base), value)))
+            built = _build(parse_shorthand(value, base), value)
+            out.append(NamedConfig(value, built, "--compare"))
     names = [c.name for c in out]
     for i, name in enumerate(names):
         if name in names[:i]:

@@ -25,6 +25,7 @@ from numaplane.node.devicemanager.inventory import sources_of
 from numaplane.sim import measures
 from numaplane.sim.configs import NamedConfig
 from numaplane.sim.nodeselect import NODE_SELECTION, UNSCHEDULABLE, Candidate
+from numaplane.sim.optimum import add_optimum, check_optimum_size, optimum_applies
 from numaplane.sim.results import NodeInfo, NumaUse, Results, RunResult, TimelinePoint, Timing
 from numaplane.sim.trace import ARRIVE, END, HEALTH, NodeSpec, Trace
 
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_TIMELINE_POINTS",
     "Progress",
     "add_optimum",
+    "check_optimum_size",
     "node_infos",
     "optimum_applies",
     "run_config",
@@ -68,10 +70,11 @@ class _SimNode:
         self.name = name
         try:
             self.node = Node(spec.machine, config.config, device_sources=sources_of(spec.devices))
-        except InputError:
-            raise
         except NumaplaneError as err:
-            raise InputError(config.name, f"node {name}: {err}") from err
+            # Name where the configuration came from (a --compare value or the trace's
+            # configs[i]): the engine's reason alone does not say which input to fix.
+            where = config.origin or config.name
+            raise InputError(where, f"{config.name!r} on node {name}: {err}") from None
         self.candidate = Candidate(name, _allocatable(self.node))
         self.cpu_numa = {cpu.id: cpu.numa for cpu in spec.machine.cpus}
         allocatable = self.node.cpu_manager.allocatable_cpus()
@@ -355,39 +358,3 @@ def _thin(points: Sequence[_Point], limit: int) -> tuple[_Point, ...]:
         return tuple(points)
     step = (len(points) - 1) / (limit - 1)
     return tuple(points[round(i * step)] for i in range(limit))
-
-
-def optimum_applies(trace: Trace) -> bool:
-    """Whether the exact bound is defined for ``trace``: arrivals only, no lifetimes or health
-    changes (the bound maximises admissions of one batch of pods)."""
-    return all(e.type == ARRIVE and e.lifetime is None for e in trace.events)
-
-
-def add_optimum(
-    trace: Trace, configs: Sequence[NamedConfig], results: Results, *, time_limit_s: float = 30.0
-) -> Results:
-    """``results`` with every run's exact optimum (``numaplane.sim.bound``) filled in.
-
-    Runs keep ``optimum: null`` when the bound does not apply (see ``optimum_applies``).
-    """
-    if not optimum_applies(trace):
-        return results
-    from numaplane.sim import bound  # CP-SAT is heavy: import it only when asked
-
-    machines = [spec.machine for spec in trace.nodes for _ in spec.node_names()]
-    pods = [e.pod for e in trace.events if e.pod is not None]
-    by_name = {c.name: c for c in configs}
-    runs = []
-    for run in results.runs:
-        sources = [
-            list(sources_of(spec.devices)) for spec in trace.nodes for _ in spec.node_names()
-        ]
-        best = bound.optimum(
-            machines,
-            by_name[run.config].config,
-            pods,
-            device_sources=sources,
-            time_limit_s=time_limit_s,
-        )
-        runs.append(run.with_optimum(best.admitted if best.optimal else best.upper_bound))
-    return Results(results.trace, results.seed, results.nodes, tuple(runs))

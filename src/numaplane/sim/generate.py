@@ -20,7 +20,9 @@ and the YAML is written with sorted keys, so the same arguments give byte-identi
 
 from __future__ import annotations
 
+import math
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,6 +31,15 @@ import yaml
 
 from numaplane.errors import InputError
 from numaplane.node.devicemanager.inventory import devices_from_machine
+from numaplane.sim.limits import (
+    MAX_EVENTS,
+    MAX_POD_SIZE,
+    MAX_SIZE_MIX,
+    MAX_WEIGHT,
+    LimitError,
+    check_count,
+    check_seconds,
+)
 from numaplane.topology.model import Machine
 
 __all__ = [
@@ -36,6 +47,7 @@ __all__ = [
     "DEFAULT_SIZE_MIX",
     "MIXES",
     "Lifetime",
+    "check_arrival_rate",
     "dump_trace",
     "generate",
     "parse_size_mix",
@@ -74,25 +86,33 @@ class Lifetime:
 
     @classmethod
     def parse(cls, text: str) -> Lifetime:
-        """Parse the ``--lifetime`` syntax; ``InputError`` on anything else."""
+        """Parse the ``--lifetime`` syntax; ``InputError`` on anything else.
+
+        Every number is checked like a trace's lifetimes (finite, at most ``MAX_SECONDS``),
+        so the generator never writes a lifetime ``simulate`` refuses.
+        """
         kind, _, rest = text.partition(":")
+        shown = repr(text[:60] + "...") if len(text) > 60 else repr(text)
         try:
             if kind == "none" and not rest:
                 return cls("none")
             if kind in ("exp", "fixed"):
-                value = float(rest)
+                value = check_seconds(_float(rest))
                 if value > 0:
                     return cls(kind, value)
             if kind == "uniform":
-                low, _, high = rest.partition("-")
-                a, b = float(low), float(high)
-                if 0 <= a <= b:
-                    return cls(kind, a, b)
-        except ValueError:
-            pass
+                # LOW-HIGH, where a number may carry a signed exponent (1e-3-2): split at the
+                # dash that leaves a number on both sides.
+                for low, high in _splits(rest):
+                    a, b = check_seconds(low), check_seconds(high)
+                    if a <= b:
+                        return cls(kind, a, b)
+        except LimitError as err:
+            raise InputError("--lifetime", f"{shown}: {err.reason}") from None
         raise InputError(
             "--lifetime",
-            f"{text!r}: expected none, exp:MEAN, fixed:SECONDS or uniform:LOW-HIGH (seconds > 0)",
+            f"{shown}: expected none, exp:MEAN, fixed:SECONDS or uniform:LOW-HIGH "
+            "(seconds; MEAN and SECONDS > 0, LOW <= HIGH)",
         )
 
     def sample(self, rng: random.Random) -> float | None:
@@ -107,18 +127,62 @@ class Lifetime:
 
 
 def parse_size_mix(text: str) -> tuple[tuple[int, float], ...]:
-    """``SIZE:WEIGHT,...`` (e.g. ``1:4,2:4,4:2``): sizes with relative weights."""
+    """``SIZE:WEIGHT,...`` (e.g. ``1:4,2:4,4:2``): sizes with relative weights.
+
+    SIZE is a whole number in ``1..MAX_POD_SIZE``, WEIGHT a finite number in
+    ``(0, MAX_WEIGHT]``; at most ``MAX_SIZE_MIX`` entries.
+    """
+    items = text.split(",")
+    if len(items) > MAX_SIZE_MIX:
+        raise InputError(
+            "--size-mix", f"{len(items)} entries: over the limit of {MAX_SIZE_MIX} sizes"
+        )
     out: list[tuple[int, float]] = []
-    for item in text.split(","):
+    for item in items:
         size, _, weight = item.partition(":")
-        try:
-            pair = (int(size), float(weight or "1"))
-        except ValueError:
-            pair = (0, 0.0)
-        if pair[0] <= 0 or pair[1] <= 0:
-            raise InputError("--size-mix", f"{item!r}: expected SIZE:WEIGHT with both positive")
-        out.append(pair)
+        shown = repr(item[:40] + "...") if len(item) > 40 else repr(item)
+        number = _int(size)
+        share = _float(weight or "1")
+        if number is None or not 0 < number <= MAX_POD_SIZE:
+            raise InputError(
+                "--size-mix", f"{shown}: SIZE must be a whole number from 1 to {MAX_POD_SIZE}"
+            )
+        if not (math.isfinite(share) and 0 < share <= MAX_WEIGHT):
+            raise InputError(
+                "--size-mix", f"{shown}: WEIGHT must be a number above 0, at most {MAX_WEIGHT:g}"
+            )
+        out.append((number, share))
     return tuple(out)
+
+
+def _splits(text: str) -> list[tuple[float, float]]:
+    pairs = []
+    for index, char in enumerate(text):
+        if char == "-" and 0 < index < len(text) - 1:
+            low, high = _float(text[:index]), _float(text[index + 1 :])
+            if not (math.isnan(low) or math.isnan(high)):
+                pairs.append((low, high))
+    return pairs[:1]
+
+
+def _float(text: str) -> float:
+    # NaN for anything that is not a number: every caller refuses NaN with its own message.
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _int(text: str) -> int | None:
+    stripped = text.strip()
+    return int(stripped) if re.fullmatch(r"[0-9]{1,12}", stripped) else None
+
+
+def check_arrival_rate(rate: float) -> float:
+    """``--arrival-rate``: a finite number of arrivals per second above 0."""
+    if not (math.isfinite(rate) and rate > 0):
+        raise InputError("--arrival-rate", f"expected a finite number above 0, got {rate!r}")
+    return rate
 
 
 def generate(
@@ -135,10 +199,11 @@ def generate(
     """A trace document of ``pods`` arrivals of ``mix`` on one node built from ``machine``."""
     if mix not in MIXES:
         raise InputError("--mix", f"unknown mix {mix!r} (expected {', '.join(MIXES)})")
-    if pods < 0:
-        raise InputError("--pods", "must not be negative")
-    if arrival_rate <= 0:
-        raise InputError("--arrival-rate", "must be positive")
+    try:
+        check_count(pods, MAX_EVENTS, "pods (events) per trace", minimum=0)
+    except LimitError as err:
+        raise InputError("--pods", err.reason) from None
+    check_arrival_rate(arrival_rate)
     rng = random.Random(seed)
     sizes = tuple(size_mix) if size_mix else parse_size_mix(DEFAULT_SIZE_MIX[mix])
     life = lifetime if lifetime is not None else Lifetime.parse(DEFAULT_LIFETIME[mix])
@@ -153,12 +218,14 @@ def generate(
         t += rng.expovariate(arrival_rate)
         template = rng.choices(names, weights)[0]
         event: dict[str, Any] = {
-            "t": round(t, 3),
+            "t": _checked(round(t, 3), "--arrival-rate", f"arrival {index}'s time"),
             "pod": {"template": template, "name": f"{template}-{index}"},
         }
         span = life.sample(rng)
         if span is not None:
-            event["lifetime"] = round(span, 3)
+            event["lifetime"] = _checked(
+                round(span, 3), "--lifetime", f"arrival {index}'s lifetime"
+            )
         events.append(event)
     return {
         "kind": "Trace",
@@ -169,6 +236,14 @@ def generate(
         "templates": templates,
         "events": events,
     }
+
+
+def _checked(seconds: float, option: str, what: str) -> float:
+    # The trace reader's own check, so what is written here is never refused there.
+    try:
+        return check_seconds(seconds)
+    except LimitError as err:
+        raise InputError(option, f"{what}: {err.reason}") from None
 
 
 def dump_trace(document: Mapping[str, Any]) -> str:

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from numaplane.errors import InputError
+from numaplane.sim.limits import printable
 from numaplane.sim.report_plots import Heat, Series, heatmap_png, rejections_png, timeline_png
 
 __all__ = ["Report", "Run", "parse_results", "render_table", "write_report"]
@@ -45,6 +47,9 @@ class Run:
     optimum_ratio: float | None
     p50_ms: float | None
     p99_ms: float | None
+    optimum_bound: int | None = None
+    optimum_best: int | None = None
+    optimum_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,9 @@ def _num(value: Any, where: str, *, nullable: bool = False) -> Any:
     return float(value)
 
 
-def _str(value: Any, where: str) -> str:
+def _str(value: Any, where: str, *, nullable: bool = False) -> Any:
+    if value is None and nullable:
+        return None
     if not isinstance(value, str):
         raise InputError("results", f"must be a string, got {value!r}", where)
     return value
@@ -175,6 +182,10 @@ def _run(run: Mapping[str, Any], where: str) -> Run:
         ),
         p50_ms=p50,
         p99_ms=p99,
+        # Optional: documents from before the unproven optimum was reported lack them.
+        optimum_bound=_int(run.get("optimum_bound"), f"{where}.optimum_bound", nullable=True),
+        optimum_best=_int(run.get("optimum_best"), f"{where}.optimum_best", nullable=True),
+        optimum_note=_str(run.get("optimum_note"), f"{where}.optimum_note", nullable=True),
     )
 
 
@@ -185,10 +196,10 @@ COLUMNS = (
     "admitted",
     "rejected",
     "rejected by reason",
-    "stranded CPUs",
-    "alignment",
+    "stranded CPUs (most at once)",
+    "aligned containers",
     "optimum",
-    "ratio",
+    "admitted / optimum",
     "admission p50 / p99 (ms)",
 )
 
@@ -209,24 +220,45 @@ def _rows(report: Report) -> list[tuple[str, ...]]:
                 _reasons_text(run.rejected_by_reason),
                 str(run.stranded_cpus),
                 f"{run.alignment:.1%}",
-                "-" if run.optimum is None else str(run.optimum),
-                "-" if run.optimum_ratio is None else f"{run.optimum_ratio:.3f}",
+                _optimum_text(run),
+                _ratio_text(run),
                 timing,
             )
         )
     return rows
 
 
+def _optimum_text(run: Run) -> str:
+    # The optimum is called one only when the solver proved it; otherwise both ends of what
+    # is known are shown, with the solver's reason.
+    if run.optimum is not None:
+        return f"{run.optimum} (proven)"
+    if run.optimum_bound is None:
+        return "-"
+    best = "none found" if run.optimum_best is None else str(run.optimum_best)
+    note = f"; {run.optimum_note}" if run.optimum_note else ""
+    return f"not proven: at most {run.optimum_bound}, best placement {best}{note}"
+
+
+def _ratio_text(run: Run) -> str:
+    if run.optimum_ratio is not None:
+        return f"{run.optimum_ratio:.3f}"
+    if run.optimum is None and run.optimum_bound:
+        return f">= {run.admitted / run.optimum_bound:.3f}"
+    return "-"
+
+
 def render_table(results: Mapping[str, Any]) -> Table:
     """The summary table for the terminal (``InputError`` on a malformed document)."""
     report = parse_results(results)
-    table = Table(title=f"simulation of {report.trace}")
+    table = Table(title=escape(printable(f"simulation of {report.trace}")))
     for column in COLUMNS:
         table.add_column(
             column, justify="left" if column.startswith(("config", "rej")) else "right"
         )
     for row in _rows(report):
-        table.add_row(*row)
+        # Config names and reasons are user data: escaped, not read as rich markup.
+        table.add_row(*(escape(printable(cell)) for cell in row))
     return table
 
 
@@ -309,8 +341,8 @@ def render_html(results: Mapping[str, Any], plots: Mapping[str, bytes] | None = 
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</table>")
     titles = {
-        PLOTS[0]: "Admitted pods over time",
-        PLOTS[1]: "Per-NUMA utilization at the end",
+        PLOTS[0]: "Running pods over time (admitted and not yet ended)",
+        PLOTS[1]: "Per-NUMA utilization at peak load",
         PLOTS[2]: "Rejections by reason",
     }
     for name in PLOTS:
@@ -321,17 +353,24 @@ def render_html(results: Mapping[str, Any], plots: Mapping[str, bytes] | None = 
     return "\n".join(lines)
 
 
-def write_report(results: Mapping[str, Any], out_dir: Path) -> Path:
+def write_report(results: Mapping[str, Any], out_dir: Path, *, source: str = "report") -> Path:
     """Write ``out_dir/index.html`` and the plots as PNG files; returns the page's path.
 
-    Raises ``InputError`` on a malformed document (before writing anything).
+    Raises ``InputError`` on a malformed document (before writing anything), and ``InputError``
+    naming ``source`` and the path when the directory or a file cannot be written.
     """
     report = parse_results(results)
     plots = _plots(report)
     page = render_html(results, plots)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, data in plots.items():
-        (out_dir / name).write_bytes(data)
     index = out_dir / "index.html"
-    index.write_text(page, encoding="utf-8")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in plots.items():
+            (out_dir / name).write_bytes(data)
+        index.write_text(page, encoding="utf-8")
+    except OSError as err:
+        where = err.filename if isinstance(err.filename, str) else str(out_dir)
+        raise InputError(
+            source, f"cannot write {where}: {err.strerror or type(err).__name__}"
+        ) from None
     return index

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-__all__ = ["Heat", "Series", "heatmap_png", "rejections_png", "timeline_png"]
+__all__ = ["Heat", "Series", "heatmap_png", "label", "rejections_png", "timeline_png"]
 
 _SIZE = (8.0, 4.5)
 _DPI = 100
@@ -50,6 +50,16 @@ class Heat:
     memory: tuple[tuple[float, ...], ...]
 
 
+def label(text: str) -> str:
+    """User text as matplotlib draws it literally.
+
+    ``$`` would start mathtext (a config named ``a$b$`` fails to draw) and a leading ``_``
+    hides a legend entry; both are neutralised.
+    """
+    text = text.replace("$", r"\$")
+    return " " + text if text.startswith("_") else text
+
+
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
@@ -62,10 +72,10 @@ def timeline_png(series: Sequence[Series]) -> bytes:
     with plt.rc_context(_RC):  # type: ignore[arg-type]
         fig, ax = plt.subplots(figsize=_SIZE, layout="constrained")
         for s in series:
-            ax.step(s.t, s.admitted, where="post", label=s.label)
+            ax.step(s.t, s.admitted, where="post", label=label(s.label))
         ax.set_xlabel("time (s)")
-        ax.set_ylabel("admitted pods")
-        ax.set_title("Admitted pods over time")
+        ax.set_ylabel("running pods")
+        ax.set_title("Running pods over time (admitted, not yet ended)")
         ax.grid(True, alpha=0.3)
         if series:
             ax.legend(loc="best")
@@ -79,13 +89,18 @@ def heatmap_png(heat: Heat) -> bytes:
         fig, axes = plt.subplots(1, 2, figsize=(_SIZE[0] * 1.5, height), layout="constrained")
         image = None
         for ax, title, values in zip(
-            axes, ("CPU (exclusive)", "memory"), (heat.cpu, heat.memory), strict=True
+            axes,
+            ("exclusive CPUs at peak load", "Static-manager memory at peak load"),
+            (heat.cpu, heat.memory),
+            strict=True,
         ):
             data = [list(row) for row in values] or [[0.0]]
             image = ax.imshow(data, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
             ax.set_title(title)
-            ax.set_yticks(range(len(heat.rows)), labels=list(heat.rows))
-            ax.set_xticks(range(len(heat.columns)), labels=list(heat.columns), rotation=45)
+            ax.set_yticks(range(len(heat.rows)), labels=[label(r) for r in heat.rows])
+            ax.set_xticks(
+                range(len(heat.columns)), labels=[label(c) for c in heat.columns], rotation=45
+            )
             for i, row in enumerate(values):
                 for j, value in enumerate(row):
                     ax.text(
@@ -111,10 +126,12 @@ def rejections_png(
         bottom = [0] * len(configs)
         for r, reason in enumerate(reasons):
             heights = [counts[c][r] for c in range(len(configs))]
-            ax.bar(list(configs), heights, bottom=bottom, label=reason)
+            ax.bar(range(len(configs)), heights, bottom=bottom, label=label(reason))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         ax.set_ylabel("rejected pods")
         ax.set_title("Rejections by reason")
+        # Positions, not names, on the axis: equal-looking names must not share a bar.
+        ax.set_xticks(range(len(configs)), labels=[label(c) for c in configs])
         ax.tick_params(axis="x", rotation=20)
         if reasons:
             ax.legend(loc="best")

@@ -12,7 +12,13 @@ and bound read. Its shape is fixed::
                "numa_utilization": {"<node>/<numa id>": {"cpu": float, "memory": float}},
                "stranded_cpus": int, "alignment": float,
                "optimum": int | null, "optimum_ratio": float | null,
+               "optimum_bound": int | null, "optimum_best": int | null,
+               "optimum_note": str | null,
                "timing": {"admission_p50_ms": float, "admission_p99_ms": float} | null}]}
+
+``optimum`` is set only when the solver proved it; ``optimum_bound`` (a proven upper bound) and
+``optimum_best`` (the most pods of a placement it found, null if none) are set whenever it ran,
+and ``optimum_note`` says why a search ended unproven.
 
 Everything but ``timing`` is a function of the inputs alone; ``to_json(deterministic=True)``
 sets ``timing`` to null so two runs give byte-identical documents.
@@ -108,17 +114,39 @@ class RunResult:
     alignment: float
     optimum: int | None = None
     timing: Timing | None = None
+    optimum_bound: int | None = None
+    optimum_best: int | None = None
+    optimum_note: str | None = None
 
     @property
     def optimum_ratio(self) -> float | None:
-        """Admitted pods over the optimum; ``None`` without an optimum (or when it is 0)."""
+        """Admitted pods over the proven optimum; ``None`` without one (or when it is 0)."""
         if self.optimum is None or self.optimum <= 0:
             return None
         return self.admitted / self.optimum
 
-    def with_optimum(self, optimum: int | None) -> RunResult:
-        """This result with the exact optimum filled in."""
-        return replace(self, optimum=optimum)
+    @property
+    def optimum_ratio_at_least(self) -> float | None:
+        """Admitted pods over the proven bound: a floor of the true ratio when unproven."""
+        if self.optimum_bound is None or self.optimum_bound <= 0:
+            return None
+        return self.admitted / self.optimum_bound
+
+    def with_optimum(
+        self, *, proven: bool, best: int | None, bound: int, note: str = ""
+    ) -> RunResult:
+        """This result with the solver's answer: the optimum only when ``proven``.
+
+        ``best`` is the most pods of a placement the solver found (``None``: none found),
+        ``bound`` its proven upper bound.
+        """
+        return replace(
+            self,
+            optimum=best if proven else None,
+            optimum_bound=bound,
+            optimum_best=best,
+            optimum_note=None if proven else note or "not proven optimal",
+        )
 
     def to_json(self, *, deterministic: bool = False) -> dict[str, Any]:
         """JSON-ready dict; ``deterministic`` leaves out the wall-clock ``timing``."""
@@ -134,6 +162,9 @@ class RunResult:
             "alignment": _round(self.alignment),
             "optimum": self.optimum,
             "optimum_ratio": None if ratio is None else _round(ratio),
+            "optimum_bound": self.optimum_bound,
+            "optimum_best": self.optimum_best,
+            "optimum_note": self.optimum_note,
             "timing": None if deterministic or self.timing is None else self.timing.to_json(),
         }
 

@@ -1,5 +1,7 @@
 """Simulator traces: what runs where and when, read from YAML or JSON lines and validated.
 
+(Just over 400 lines: the reader of one format, kept whole; nodes are in ``trace_nodes``.)
+
 The format is documented in ``docs/traces.md``. A trace holds:
 
 - ``nodes``: machines (any ``--machine`` value), each with a name, a count and optionally a
@@ -17,7 +19,6 @@ place (``events[12].pod.template``, or ``line 7: pod.template`` for JSON lines) 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,7 +31,18 @@ from numaplane.api.pod import Pod
 from numaplane.errors import InputError
 from numaplane.sim.configs import FieldError as _Fail
 from numaplane.sim.configs import NamedConfig, config_entry
-from numaplane.sim.trace_nodes import NodeSpec, join_field, parse_node, within
+from numaplane.sim.limits import (
+    MAX_CONFIGS,
+    MAX_EVENTS,
+    MAX_TRACE_BYTES,
+    LimitError,
+    check_aliases,
+    check_seconds,
+    describe,
+    printable,
+    shown,
+)
+from numaplane.sim.trace_nodes import NodeSpec, join_field, parse_nodes, within
 
 __all__ = [
     "ARRIVE",
@@ -60,7 +72,13 @@ _REF_KEYS: Final = frozenset({"template", "name", "namespace"})
 
 
 class TraceError(InputError):
-    """A trace cannot be used; ``str()`` is ``<file>: <place>: <reason>``."""
+    """A trace cannot be used; ``str()`` is ``<file>: <place>: <reason>``, on one line (names
+    and keys from the trace are escaped: see ``printable``)."""
+
+    def __init__(self, source: str, reason: str, field: str | None = None) -> None:
+        super().__init__(
+            printable(source), printable(reason), None if field is None else printable(field)
+        )
 
 
 @dataclass(frozen=True)
@@ -107,10 +125,18 @@ def load_trace(path: str | Path) -> Trace:
     """Read and validate the trace at ``path`` (``.jsonl``/``.ndjson``: JSON lines, else YAML)."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise TraceError(source, f"cannot read the file: {reason}") from None
+        # Read at most one byte past the limit: /dev/zero or a huge file is refused, not read.
+        with Path(path).open("rb") as handle:
+            data = handle.read(MAX_TRACE_BYTES + 1)
+        if len(data) > MAX_TRACE_BYTES:
+            raise TraceError(
+                source, f"the file is over the simulator's limit of {MAX_TRACE_BYTES >> 20} MiB"
+            )
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TraceError(source, f"not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise TraceError(source, f"cannot read the file: {err.strerror or err}") from None
     return parse_trace(text, source, base_dir=Path(path).parent)
 
 
@@ -123,11 +149,18 @@ def parse_trace(text: str, source: str, base_dir: Path | None = None) -> Trace:
         documents = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        problem = getattr(err, "problem", None) or (str(err).splitlines() or ["?"])[0]
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise TraceError(source, f"invalid YAML{where}: {problem}") from None
+    except (ValueError, RecursionError) as err:
+        # The constructors' own limits: an integer of over 4,300 digits, nesting too deep.
+        raise TraceError(source, f"invalid YAML: {_first_line(err)}") from None
     if len(documents) != 1:
         raise TraceError(source, f"expected one YAML document, found {len(documents)}")
+    try:
+        check_aliases(documents[0], len(text) + 10_000)
+    except LimitError as err:
+        raise TraceError(source, err.reason) from None
     return trace_from_dict(documents[0], source, base_dir)
 
 
@@ -136,6 +169,8 @@ def trace_from_dict(obj: object, source: str = "<trace>", base_dir: Path | None 
     try:
         header = _header(obj, source, base_dir)
         events = _list(obj, "events") if isinstance(obj, Mapping) else []
+        if len(events) > MAX_EVENTS:
+            raise _Fail("events", f"{len(events):,} events: over the limit of {MAX_EVENTS:,}")
     except _Fail as fail:
         raise TraceError(source, fail.reason, fail.where or None) from None
     reader = _EventReader(header)
@@ -162,6 +197,14 @@ def _parse_json_lines(text: str, source: str, base_dir: Path | None) -> Trace:
             value = json.loads(line)
         except json.JSONDecodeError as err:
             raise TraceError(source, f"invalid JSON: {err.msg}", f"line {number}") from None
+        except (ValueError, RecursionError) as err:
+            raise TraceError(
+                source, f"invalid JSON: {_first_line(err)}", f"line {number}"
+            ) from None
+        if header is not None and len(events) >= MAX_EVENTS:
+            raise TraceError(
+                source, f"over the simulator's limit of {MAX_EVENTS:,} events", f"line {number}"
+            )
         try:
             if header is None:
                 header = _header(value, source, base_dir)
@@ -185,25 +228,22 @@ def _parse_json_lines(text: str, source: str, base_dir: Path | None) -> Trace:
 
 def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
     if not isinstance(obj, Mapping):
-        raise _Fail("", f"expected a mapping with kind: {KIND}, got {_describe(obj)}")
+        raise _Fail("", f"expected a mapping with kind: {KIND}, got {describe(obj)}")
     unknown = sorted(str(k) for k in obj if k not in _TOP_KEYS)
     if unknown:
         raise _Fail(unknown[0], f"unknown key (expected {', '.join(sorted(_TOP_KEYS))})")
     if obj.get("kind", KIND) != KIND:
-        raise _Fail("kind", f"expected {KIND!r}, got {obj.get('kind')!r}")
+        raise _Fail("kind", f"expected {KIND!r}, got {shown(obj.get('kind'))}")
     name = obj.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:
         raise _Fail("name", "expected a non-empty string")
     seed = obj.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise _Fail("seed", f"expected an integer, got {_describe(seed)}")
+        raise _Fail("seed", f"expected an integer, got {describe(seed)}")
     base = obj.get("baseConfig")
     if base is not None and not isinstance(base, Mapping):
         raise _Fail("baseConfig", "expected a KubeletConfiguration mapping")
-    nodes = tuple(
-        within(f"nodes[{i}]", parse_node, raw, base_dir)
-        for i, raw in enumerate(_list(obj, "nodes"))
-    )
+    nodes = parse_nodes(_list(obj, "nodes"), base_dir)
     if not nodes:
         raise _Fail("nodes", "a trace needs at least one node")
     seen: set[str] = set()
@@ -212,9 +252,15 @@ def _header(obj: object, source: str, base_dir: Path | None) -> Trace:
             if node_name in seen:
                 raise _Fail(f"nodes[{i}].name", f"duplicate node name {node_name!r}")
             seen.add(node_name)
+    raw_configs = _list(obj, "configs")
+    if len(raw_configs) > MAX_CONFIGS:
+        raise _Fail("configs", f"{len(raw_configs)} configs: over the limit of {MAX_CONFIGS}")
     configs = tuple(
-        within(f"configs[{i}]", config_entry, raw, base, base_dir)
-        for i, raw in enumerate(_list(obj, "configs"))
+        replace(
+            within(f"configs[{i}]", config_entry, raw, base, base_dir),
+            origin=f"{source}: configs[{i}]",
+        )
+        for i, raw in enumerate(raw_configs)
     )
     names = [c.name for c in configs]
     for i, config_name in enumerate(names):
@@ -256,7 +302,7 @@ class _EventReader:
 
     def event(self, raw: object) -> Event:
         if not isinstance(raw, Mapping):
-            raise _Fail("", f"expected an event mapping, got {_describe(raw)}")
+            raise _Fail("", f"expected an event mapping, got {describe(raw)}")
         unknown = sorted(str(k) for k in raw if k not in _EVENT_KEYS)
         if unknown:
             raise _Fail(unknown[0], f"unknown key (expected {', '.join(sorted(_EVENT_KEYS))})")
@@ -267,7 +313,7 @@ class _EventReader:
         self.last_t = t
         kind = raw.get("type", ARRIVE)
         if kind not in _EVENT_TYPES:
-            raise _Fail("type", f"expected one of {', '.join(_EVENT_TYPES)}, got {kind!r}")
+            raise _Fail("type", f"expected one of {', '.join(_EVENT_TYPES)}, got {shown(kind)}")
         self.count += 1
         if kind == ARRIVE:
             return self._arrive(raw, t)
@@ -296,7 +342,7 @@ class _EventReader:
             template = ref["template"]
             if not isinstance(template, str) or template not in self.header.templates:
                 known = ", ".join(sorted(self.header.templates)) or "none"
-                raise _Fail("pod.template", f"unknown template {template!r} (known: {known})")
+                raise _Fail("pod.template", f"unknown template {shown(template)} (known: {known})")
             name = ref.get("name", f"{template}-{self.count}")
             namespace = ref.get("namespace", "default")
             for label, value in (("name", name), ("namespace", namespace)):
@@ -315,16 +361,16 @@ class _EventReader:
         node = raw.get("node")
         if not isinstance(node, str) or node not in self.devices:
             known = ", ".join(self.devices)
-            raise _Fail("node", f"unknown node {node!r} (nodes: {known})")
+            raise _Fail("node", f"unknown node {shown(node)} (nodes: {known})")
         inventory = self.devices[node]
         resource = raw.get("resource")
         if not isinstance(resource, str) or resource not in inventory:
-            raise _Fail("resource", f"node {node} has no device resource {resource!r}")
+            raise _Fail("resource", f"node {node} has no device resource {shown(resource)}")
         device = raw.get("device")
         if isinstance(device, int) and not isinstance(device, bool):
             device = str(device)
-        if device not in {d.id for d in inventory[resource]}:
-            raise _Fail("device", f"node {node} has no {resource} device {device!r}")
+        if not isinstance(device, str) or device not in {d.id for d in inventory[resource]}:
+            raise _Fail("device", f"node {node} has no {resource} device {shown(device)}")
         healthy = raw.get("healthy", False)
         if not isinstance(healthy, bool):
             raise _Fail("healthy", "expected true or false")
@@ -346,7 +392,7 @@ def _list(obj: Mapping[str, Any], key: str) -> Sequence[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _Fail(key, f"expected a list, got {_describe(value)}")
+        raise _Fail(key, f"expected a list, got {describe(value)}")
     return value
 
 
@@ -355,18 +401,11 @@ def _number(value: object, where: str, *, required: bool) -> float | None:
         if required:
             raise _Fail(where, "required (seconds, a number)")
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _Fail(where, f"expected a number of seconds, got {_describe(value)}")
-    if value < 0:
-        raise _Fail(where, "must not be negative")
-    return float(value)
+    try:
+        return check_seconds(value)
+    except LimitError as err:
+        raise _Fail(where, err.reason) from None
 
 
-def _describe(value: object) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
+def _first_line(err: BaseException) -> str:
+    return (str(err).splitlines() or [type(err).__name__])[0]

@@ -6,7 +6,7 @@ from ``FieldError`` (a failure at a field path that callers prefix with where th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
@@ -19,6 +19,7 @@ from numaplane.node.devicemanager.inventory import (
     devices_from_machine,
 )
 from numaplane.sim.configs import FieldError as _Fail
+from numaplane.sim.limits import MAX_DEVICES, MAX_NODES, LimitError, check_count, describe
 from numaplane.topology.discover import load_machine
 from numaplane.topology.model import Machine
 
@@ -66,6 +67,27 @@ def join_field(outer: str, inner: str) -> str:
     return outer + inner if inner.startswith("[") else f"{outer}.{inner}"
 
 
+def parse_nodes(raws: Sequence[object], base_dir: Path | None) -> tuple[NodeSpec, ...]:
+    """The trace's ``nodes`` list; the total count and devices are checked against the limits."""
+    # Counts are checked node by node before the next machine is read, so a huge count is
+    # refused before any work that depends on it.
+    nodes: list[NodeSpec] = []
+    total = devices = 0
+    for i, raw in enumerate(raws):
+        if i >= MAX_NODES:
+            raise _Fail("nodes", f"over the simulator's limit of {MAX_NODES:,} nodes per trace")
+        spec = within(f"nodes[{i}]", parse_node, raw, base_dir)
+        total += spec.count
+        devices += spec.count * sum(len(d) for d in spec.devices.values())
+        try:
+            check_count(total, MAX_NODES, "nodes per trace (all counts together)")
+            check_count(devices, MAX_DEVICES, "devices per trace", minimum=0)
+        except LimitError as err:
+            raise _Fail(f"nodes[{i}].count", err.reason) from None
+        nodes.append(spec)
+    return tuple(nodes)
+
+
 def parse_node(raw: object, base_dir: Path | None) -> NodeSpec:
     """One entry of ``nodes``; relative machine paths are read beside the trace first."""
     if not isinstance(raw, Mapping):
@@ -79,15 +101,17 @@ def parse_node(raw: object, base_dir: Path | None) -> NodeSpec:
     spec = raw.get("machine")
     if not isinstance(spec, str) or not spec:
         raise _Fail("machine", "expected a --machine value (a path, a shape or a preset)")
-    count = raw.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise _Fail("count", f"expected a positive integer, got {count!r}")
+    try:
+        count = check_count(raw.get("count", 1), MAX_NODES, "nodes per trace")
+    except LimitError as err:
+        raise _Fail("count", err.reason) from None
     machine = _machine(spec, base_dir)
     inventory = raw.get("devices")
     if inventory is not None and "deviceRules" in raw:
         raise _Fail("devices", "give devices or deviceRules, not both")
     if inventory is not None:
         devices = within("devices", _inventory, inventory)
+        within("devices", _check_numa, devices, machine)
     else:
         rules = within("deviceRules", _rules, raw.get("deviceRules"))
         devices = devices_from_machine(machine, rules)
@@ -102,6 +126,20 @@ def _machine(spec: str, base_dir: Path | None) -> Machine:
         return load_machine(text)
     except InputError as err:
         raise _Fail("machine", err.reason) from None
+
+
+def _check_numa(devices: Mapping[str, tuple[Device, ...]], machine: Machine) -> None:
+    # A device on a NUMA node the machine lacks would be admitted with a locality no CPU has;
+    # the kubelet only ever sees the NUMA nodes of its own machine.
+    for resource, entries in devices.items():
+        for i, device in enumerate(entries):
+            for numa in device.numa_nodes or ():
+                if numa not in machine.numa_ids:
+                    known = ", ".join(str(n) for n in machine.numa_ids) or "none"
+                    raise _Fail(
+                        f"{resource}[{i}].numa",
+                        f"the machine has no NUMA node {numa} (NUMA nodes: {known})",
+                    )
 
 
 def _rules(raw: object) -> tuple[PCIRule, ...]:
@@ -154,7 +192,7 @@ def _device(entry: object) -> Device:
     if numa is not None:
         values = numa if isinstance(numa, list) else [numa]
         if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            raise _Fail("numa", f"expected a NUMA node id or a list of them, got {numa!r}")
+            raise _Fail("numa", f"expected a NUMA node id or a list of them, got {describe(numa)}")
         numa_nodes = tuple(dict.fromkeys(values))
     healthy = entry.get("healthy", True)
     if not isinstance(healthy, bool):
