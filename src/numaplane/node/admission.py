@@ -30,6 +30,7 @@ from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.errors import NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
+from numaplane.node.requests import scheduler_requests, scheduler_units
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
 from numaplane.node.topologymanager.scope import TopologyAdmission
@@ -241,7 +242,7 @@ class Node:
             return len(self.device_manager.allocatable(resource))
         if self._static_allocatable is None:
             self._static_allocatable = {
-                name: _units(name, q)
+                name: scheduler_units(name, q)
                 for name, q in self.allocatable().items()
                 if not self.device_manager.is_device_resource(name)
             }
@@ -267,7 +268,7 @@ class Node:
         admitted = topology.admitted
         requests: dict[str, int] | None = None
         if admitted:
-            requests = self._pod_requests(pod)
+            requests = scheduler_requests(pod)
             shortfall = self._insufficient_resource(requests)
             if shortfall is not None:
                 admitted = False
@@ -362,16 +363,9 @@ class Node:
             self.device_manager.remove_container(pod.uid, container.name)
         self.topology_manager.remove_pod(pod.uid)
 
-    def _pod_requests(self, pod: Pod) -> dict[str, int]:
-        return {
-            name: _units(name, amount)
-            for name, amount in pod.effective_requests().items()
-            if amount.sign() > 0
-        }
-
     def _account(self, pod: Pod, requests: dict[str, int] | None = None) -> None:
         if requests is None:
-            requests = self._pod_requests(pod)
+            requests = scheduler_requests(pod)
         self._requests[pod.uid] = requests
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
@@ -411,10 +405,6 @@ def _memory_views(
     memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
     numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
     return memory, None if numa is None else tuple(numa)
-
-
-def _units(resource: str, amount: Quantity) -> int:
-    return amount.milli_value() if resource == CPU else amount.value()
 
 
 def _is_countable(resource: str) -> bool:

@@ -17,12 +17,14 @@ from numaplane.api.pod import Pod, QOSClass
 from numaplane.errors import InputError
 from numaplane.node.admission import Node
 from numaplane.node.cpumanager.policy_static import StaticPolicy as StaticCPUPolicy
-from numaplane.node.cpumanager.topology_hints import guaranteed_cpus
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.devicemanager.topology_hints import container_device_request
-from numaplane.node.memorymanager.errors import MemoryManagerError
 from numaplane.node.memorymanager.policy_static import is_pod_level_resources_set
-from numaplane.node.memorymanager.topology_hints import requested_resources
+from numaplane.node.requests import (
+    MemoryRequestError,
+    container_device_requests,
+    guaranteed_cpus,
+    memory_requests,
+)
 from numaplane.topology.model import Machine
 
 __all__ = [
@@ -250,10 +252,10 @@ def _pod_on_node(node: Node, pod: Pod, config: KubeletConfiguration) -> PodOnNod
                 aligned[CPU] = cpus
         if static_memory:
             try:
-                aligned.update({r: s for r, s in requested_resources(container).items() if s})
-            except MemoryManagerError:
+                aligned.update({r: s for r, s in memory_requests(container).items() if s})
+            except MemoryRequestError:
                 admissible = False
-        for resource, count in container_device_request(
+        for resource, count in container_device_requests(
             container, node.device_manager.is_device_resource
         ).items():
             if count > 0:
