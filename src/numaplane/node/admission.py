@@ -1,7 +1,10 @@
 """``Node``: the kubelet's resource managers wired together, and ``admit(pod)``.
 
-The wiring follows the kubelet's container manager: the Topology Manager gets its hint
-providers in registration order (CPU manager, memory manager, device manager), and a pod is
+The wiring follows the kubelet's container manager on Linux: the Topology Manager gets its
+hint providers in upstream's registration order (device manager, CPU manager, memory manager,
+spec §3.1). That order is the order of every explanation's provider records and of ``allocate``:
+it decides which error a pod gets when several providers would fail, and what the earlier
+providers already allocated when a later one fails. A pod is
 admitted by the resource-allocation admit handler first (Topology Manager ``Admit``, which calls
 every provider's ``allocate``), then by the predicate handler that checks the pod's requests
 against node allocatable (reason ``OutOf<resource>``), in that order, as upstream registers them.
@@ -197,9 +200,10 @@ class Node:
         self.topology_manager.set_utilization(
             ManagersUtilization(self.cpu_manager, self.memory_manager)
         )
+        # Upstream's order on Linux (container_manager_linux.go): devices, CPU, memory.
+        self.topology_manager.add_hint_provider(self.device_manager, "devices")
         self.topology_manager.add_hint_provider(self.cpu_manager, "cpu")
         self.topology_manager.add_hint_provider(self.memory_manager, "memory")
-        self.topology_manager.add_hint_provider(self.device_manager, "devices")
 
     # -- capacity -------------------------------------------------------------------------
 
