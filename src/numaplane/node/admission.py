@@ -6,8 +6,9 @@ spec §3.1). That order is the order of every explanation's provider records and
 it decides which error a pod gets when several providers would fail, and what the earlier
 providers already allocated when a later one fails. A pod is
 admitted by the resource-allocation admit handler first (Topology Manager ``Admit``, which calls
-every provider's ``allocate``), then by the predicate handler that checks the pod's requests
-against node allocatable (reason ``OutOf<resource>``), in that order, as upstream registers them.
+every provider's ``allocate``), then by the predicate handler (``node.predicate``, spec §14)
+that checks the pod's requests against node allocatable (reason ``OutOf<resource>``), in that
+order, as upstream registers them.
 
 A rejected pod keeps nothing: upstream leaves partial allocations until the managers' stale-state
 cleanup at the next admission, which is the same as releasing them at once.
@@ -33,6 +34,12 @@ from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.errors import NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
+from numaplane.node.predicate import (
+    InsufficientResource,
+    first_insufficient,
+    fit_requests,
+    node_allocatable,
+)
 from numaplane.node.requests import scheduler_requests, scheduler_units
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
@@ -229,12 +236,11 @@ class Node:
         return cap
 
     def allocatable(self) -> dict[str, Quantity]:
-        """Capacity minus kube/system reservations and the hard eviction threshold."""
-        reservation = self.config.node_allocatable_reservation(self.capacity())
-        out: dict[str, Quantity] = {}
-        for name, total in self.capacity().items():
-            value = total - reservation.get(name, Quantity.zero())
-            out[name] = value if value > Quantity.zero() else Quantity.zero()
+        """Node allocatable as node status reports it (spec §14.2): capacity minus kube/system
+        reservations and the hard eviction threshold, memory also minus the huge page pools;
+        device resources count their healthy devices."""
+        capacity = self.capacity()
+        out = node_allocatable(capacity, self.config.node_allocatable_reservation(capacity))
         if self.device_manager.resources():
             for resource in self.device_manager.resources():
                 out[resource] = Quantity.parse(len(self.device_manager.allocatable(resource)))
@@ -270,13 +276,12 @@ class Node:
             self._set_admitting(None)
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
-        requests: dict[str, int] | None = None
+        requests = scheduler_requests(pod)
         if admitted:
-            requests = scheduler_requests(pod)
-            shortfall = self._insufficient_resource(requests)
+            shortfall = self._insufficient_resource(pod, requests)
             if shortfall is not None:
                 admitted = False
-                reason, message = shortfall
+                reason, message = shortfall.reason, shortfall.message
         if not admitted:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
@@ -368,29 +373,32 @@ class Node:
         self.topology_manager.remove_pod(pod.uid)
 
     def _account(self, pod: Pod, requests: dict[str, int] | None = None) -> None:
+        # Other pods count with their whole requests, as the kubelet's node info sums them.
         if requests is None:
             requests = scheduler_requests(pod)
         self._requests[pod.uid] = requests
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
 
-    def _insufficient_resource(self, requests: Mapping[str, int]) -> tuple[str, str] | None:
-        # The predicate admit handler: requested + used must fit allocatable, per resource,
-        # in the units the kubelet reports (millicores for CPU, integers otherwise).
-        for name, amount in sorted(requests.items()):
-            cap = self._allocatable_units(name)
-            if cap is None:
-                if name in (CPU, MEMORY) or not _is_countable(name):
-                    continue
-                cap = 0
-            used = self._used.get(name, 0)
-            if amount + used > cap:
-                return (
-                    f"OutOf{name}",
-                    f"Node didn't have enough resource: {name}, requested: {amount}, "
-                    f"used: {used}, capacity: {cap}",
-                )
-        return None
+    def _reports(self, resource: str) -> bool:
+        # Whether node allocatable lists the resource: the node's own resources, plus device
+        # resources registered or still held (upstream sanitizes allocatable to include those).
+        return self._allocatable_units(
+            resource
+        ) is not None or self.device_manager.is_device_resource(resource)
+
+    def _insufficient_resource(
+        self, pod: Pod, requests: Mapping[str, int]
+    ) -> InsufficientResource | None:
+        # The predicate admit handler (spec §14): requests without the extended resources the
+        # node does not report, checked against allocatable minus what admitted pods request.
+        requests = fit_requests(pod, requests, self._reports)
+        allocatable: dict[str, int] = {}
+        for name in requests:
+            units = self._allocatable_units(name)
+            if units is not None:
+                allocatable[name] = units
+        return first_insufficient(requests, self._used, allocatable)
 
 
 def _init_names(pod: Pod) -> frozenset[str]:
@@ -409,9 +417,3 @@ def _memory_views(
     memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
     numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
     return memory, None if numa is None else tuple(numa)
-
-
-def _is_countable(resource: str) -> bool:
-    # Extended resources (vendor-domain/name) and hugepages are checked even when the node
-    # has none; other native resources (ephemeral-storage, ...) are outside numaplane's model.
-    return "/" in resource or resource.startswith("hugepages-")
