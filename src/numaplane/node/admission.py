@@ -49,6 +49,8 @@ from numaplane.topology.model import Machine
 
 CPU = "cpu"
 MEMORY = "memory"
+POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
+POD_LEVEL_RESOURCES_NOT_SUPPORTED = "PodLevelResourcesNotSupported"
 
 
 class PodAlreadyAdmittedError(NodeError):
@@ -150,6 +152,8 @@ class Node:
         self.config = config
         self.states = states if states is not None else NodeStates()
         self._pods: dict[str, Pod] = {}
+        # The PodLevelResources gate: pod-level requests count, and such pods are admitted.
+        self._pod_level_resources = config.feature_gates.enabled(POD_LEVEL_RESOURCES_GATE)
         # The pod under admission counts as active, as in the kubelet (the pod manager knows
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
@@ -276,12 +280,17 @@ class Node:
             self._set_admitting(None)
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
-        requests = scheduler_requests(pod)
+        requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
         if admitted:
             shortfall = self._insufficient_resource(pod, requests)
             if shortfall is not None:
                 admitted = False
                 reason, message = shortfall.reason, shortfall.message
+        if admitted and not self._pod_level_resources and pod.has_pod_level_resources:
+            # The pod-features admit handler, registered after the predicate one.
+            admitted = False
+            reason = POD_LEVEL_RESOURCES_NOT_SUPPORTED
+            message = "PodLevelResources feature gate is disabled"
         if not admitted:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
@@ -375,7 +384,7 @@ class Node:
     def _account(self, pod: Pod, requests: dict[str, int] | None = None) -> None:
         # Other pods count with their whole requests, as the kubelet's node info sums them.
         if requests is None:
-            requests = scheduler_requests(pod)
+            requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
         self._requests[pod.uid] = requests
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount

@@ -62,21 +62,16 @@ def is_memory_resource(name: str) -> bool:
 # -- CPU manager -------------------------------------------------------------------------------
 
 
-def _uses_pod_level_resources(pod: Pod) -> bool:
-    res = pod.resources
-    if res is None:
-        return False
-    return any(name in (CPU, MEMORY) for name in (*res.requests, *res.limits))
-
-
 def guaranteed_cpus(pod: Pod, container: Container) -> int:
     """Exclusive CPUs the container gets: its whole CPU request in a Guaranteed pod, else 0
     (upstream ``guaranteedCPUs``).
 
-    Pods with pod-level resources stay on the shared pool: upstream's static policy skips them
-    unless the (alpha) PodLevelResourceManagers gate is on, which numaplane does not model.
+    Pods with pod-level resources (cpu, memory or huge pages) stay on the shared pool, for hints
+    and allocation alike: upstream's static policy skips them unless both the PodLevelResources
+    and the (alpha) PodLevelResourceManagers gates are on, and numaplane does not model the
+    latter.
     """
-    if pod.qos_class != QOSClass.GUARANTEED or _uses_pod_level_resources(pod):
+    if pod.qos_class != QOSClass.GUARANTEED or pod.has_pod_level_resources:
         return 0
     quantity = container.resources.requests.get(CPU)
     if quantity is None:
@@ -183,10 +178,11 @@ def scheduler_units(resource: str, amount: Quantity) -> int:
     return amount.milli_value() if resource == CPU else amount.value()
 
 
-def scheduler_requests(pod: Pod) -> dict[str, int]:
-    """The pod's effective requests (``PodRequests``) in scheduler units, zero ones left out."""
+def scheduler_requests(pod: Pod, *, pod_level_resources: bool = True) -> dict[str, int]:
+    """The pod's effective requests (``PodRequests``) in scheduler units, zero ones left out;
+    ``pod_level_resources`` is the PodLevelResources feature gate."""
     return {
         name: scheduler_units(name, amount)
-        for name, amount in pod.effective_requests().items()
+        for name, amount in pod.effective_requests(pod_level_resources=pod_level_resources).items()
         if amount.sign() > 0
     }

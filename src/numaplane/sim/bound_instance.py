@@ -18,7 +18,6 @@ from numaplane.errors import InputError
 from numaplane.node.admission import Node
 from numaplane.node.cpumanager.policy_static import StaticPolicy as StaticCPUPolicy
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.memorymanager.policy_static import is_pod_level_resources_set
 from numaplane.node.predicate import fit_requests, is_scalar_resource
 from numaplane.node.requests import (
     MemoryRequestError,
@@ -240,7 +239,7 @@ def _pod_on_node(node: Node, pod: Pod, config: KubeletConfiguration) -> PodOnNod
     static_memory = (
         config.memory_manager_policy == "Static"
         and pod.qos_class == QOSClass.GUARANTEED
-        and not is_pod_level_resources_set(pod)
+        and not pod.has_pod_level_resources
     )
     containers: list[ContainerDemand] = []
     for container in pod.all_containers():

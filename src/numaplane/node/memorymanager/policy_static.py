@@ -35,7 +35,6 @@ from numaplane.node.memorymanager.state import (
     NUMANodeState,
     State,
     StateReader,
-    is_memory_resource,
     machine_states_equal,
 )
 from numaplane.node.memorymanager.topology_hints import (
@@ -56,14 +55,6 @@ POLICY_STATIC: Final = "Static"
 
 ReusableMemory = dict[str, dict[BitMask, dict[str, int]]]
 """pod UID -> mask -> resource -> bytes of init-container memory later containers may reuse."""
-
-
-def is_pod_level_resources_set(pod: Pod) -> bool:
-    """Whether the pod sets pod-level requests or limits the kubelet supports at pod level."""
-    if pod.resources is None:
-        return False
-    named = list(pod.resources.requests) + list(pod.resources.limits)
-    return any(name == "cpu" or is_memory_resource(name) for name in named)
 
 
 class StaticPolicy:
@@ -149,7 +140,7 @@ class StaticPolicy:
     def _skips(self, pod: Pod) -> bool:
         if pod.qos_class != QOSClass.GUARANTEED:
             return True
-        return self._pod_level_resources and is_pod_level_resources_set(pod)
+        return self._pod_level_resources and pod.has_pod_level_resources
 
     def get_topology_hints(
         self, state: StateReader, pod: Pod, container: Container
