@@ -31,7 +31,7 @@ from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.devicemanager import state as device_state
 from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.errors import NodeError
+from numaplane.node.errors import ConfigurationError, NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
 from numaplane.node.predicate import (
@@ -41,6 +41,7 @@ from numaplane.node.predicate import (
     node_allocatable,
 )
 from numaplane.node.requests import scheduler_requests, scheduler_units
+from numaplane.node.topologymanager.bitmask import MAX_BITS
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
 from numaplane.node.topologymanager.scope import TopologyAdmission
@@ -55,6 +56,30 @@ POD_LEVEL_RESOURCES_NOT_SUPPORTED = "PodLevelResourcesNotSupported"
 
 class PodAlreadyAdmittedError(NodeError):
     """A pod with this uid already holds resources on the node."""
+
+
+class UnsupportedMachineError(ConfigurationError):
+    """The machine cannot be modelled with the configured managers."""
+
+
+def check_numa_ids(machine: Machine, config: KubeletConfiguration) -> None:
+    """Refuse NUMA node ids the kubelet's 64-bit affinity mask cannot hold, when a manager
+    that builds such masks is configured (a Topology Manager policy other than ``none``, or
+    the ``Static`` memory policy). Upstream ignores the bitmask's error there and works with
+    wrong masks; numaplane says so instead (GPU memory nodes get ids such as 250)."""
+    users = []
+    if config.topology_manager_policy != "none":
+        users.append(f"topology manager policy {config.topology_manager_policy}")
+    if config.memory_manager_policy == "Static":
+        users.append("memory manager policy Static")
+    above = [n for n in machine.numa_ids if n >= MAX_BITS]
+    if above and users:
+        raise UnsupportedMachineError(
+            f"machine {machine.name}: NUMA node {above[0]} is above {MAX_BITS - 1}, the highest "
+            f"NUMA node id the kubelet's NUMA affinity bitmask holds (upstream bitmask: \"bit "
+            f'number must be in range 0-{MAX_BITS - 1}"), which the {" and the ".join(users)} '
+            "needs"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +173,7 @@ class Node:
         device_sources: Iterable[DeviceSource] = (),
         states: NodeStates | None = None,
     ) -> None:
+        check_numa_ids(machine, config)
         self.machine = machine
         self.config = config
         self.states = states if states is not None else NodeStates()
