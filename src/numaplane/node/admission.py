@@ -4,11 +4,13 @@ The wiring follows the kubelet's container manager on Linux: the Topology Manage
 hint providers in upstream's registration order (device manager, CPU manager, memory manager,
 spec §3.1). That order is the order of every explanation's provider records and of ``allocate``:
 it decides which error a pod gets when several providers would fail, and what the earlier
-providers already allocated when a later one fails. A pod is
-admitted by the resource-allocation admit handler first (Topology Manager ``Admit``, which calls
-every provider's ``allocate``), then by the predicate handler (``node.predicate``, spec §14)
-that checks the pod's requests against node allocatable (reason ``OutOf<resource>``), in that
-order, as upstream registers them.
+providers already allocated when a later one fails.
+
+A pod is admitted by the resource-allocation admit handler first (Topology Manager ``Admit``,
+which calls every provider's ``allocate``), then by the predicate handler (``node.predicate``,
+spec §14) that checks the pod's requests against node allocatable (reason ``OutOf<resource>``),
+then by the pod-features handler (pod-level resources need the PodLevelResources gate), in that
+order, as upstream registers them. The answer's views are in ``node.placement``.
 
 A rejected pod keeps nothing: upstream leaves partial allocations until the managers' stale-state
 cleanup at the next admission, which is the same as releasing them at once.
@@ -18,13 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
 
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
 from numaplane.api.quantity import Quantity
-from numaplane.cpuset import CPUSet
 from numaplane.node.cpumanager import state as cpu_state
 from numaplane.node.cpumanager.manager import CPUManager
 from numaplane.node.cpumanager.topology import CPUTopology
@@ -34,6 +33,12 @@ from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.errors import ConfigurationError, NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
+from numaplane.node.placement import (
+    Admission,
+    ContainerPlacement,
+    MemoryBlockView,
+    memory_views,
+)
 from numaplane.node.predicate import (
     InsufficientResource,
     first_insufficient,
@@ -42,9 +47,7 @@ from numaplane.node.predicate import (
 )
 from numaplane.node.requests import scheduler_requests, scheduler_units
 from numaplane.node.topologymanager.bitmask import MAX_BITS
-from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
-from numaplane.node.topologymanager.scope import TopologyAdmission
 from numaplane.node.utilization import ManagersUtilization
 from numaplane.topology.model import Machine
 
@@ -52,6 +55,18 @@ CPU = "cpu"
 MEMORY = "memory"
 POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
 POD_LEVEL_RESOURCES_NOT_SUPPORTED = "PodLevelResourcesNotSupported"
+
+# The views of an admission live in ``node.placement``; callers import them from here too.
+__all__ = [
+    "Admission",
+    "ContainerPlacement",
+    "MemoryBlockView",
+    "Node",
+    "NodeStates",
+    "PodAlreadyAdmittedError",
+    "UnsupportedMachineError",
+    "check_numa_ids",
+]
 
 
 class PodAlreadyAdmittedError(NodeError):
@@ -80,77 +95,6 @@ def check_numa_ids(machine: Machine, config: KubeletConfiguration) -> None:
             f'number must be in range 0-{MAX_BITS - 1}"), which the {" and the ".join(users)} '
             "needs"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryBlockView:
-    """One memory block of a container: NUMA nodes, resource and size in bytes."""
-
-    numa_nodes: tuple[int, ...]
-    resource: str
-    size: int
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {"numa_nodes": list(self.numa_nodes), "type": self.resource, "size": self.size}
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerPlacement:
-    """Where one container of an admitted pod runs and what it holds."""
-
-    name: str
-    init: bool
-    restartable: bool
-    affinity: TopologyHint | None
-    exclusive_cpus: CPUSet
-    cpus: CPUSet
-    memory: tuple[MemoryBlockView, ...]
-    memory_numa_nodes: tuple[int, ...] | None
-    devices: Mapping[str, tuple[str, ...]]
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict (CPU sets in the kernel's list syntax)."""
-        return {
-            "name": self.name,
-            "init": self.init,
-            "restartable": self.restartable,
-            "numa_affinity": None if self.affinity is None else self.affinity.to_json(),
-            "exclusive_cpus": str(self.exclusive_cpus),
-            "cpus": str(self.cpus),
-            "memory": [b.to_json() for b in self.memory],
-            "memory_numa_nodes": (
-                None if self.memory_numa_nodes is None else list(self.memory_numa_nodes)
-            ),
-            "devices": {k: list(v) for k, v in self.devices.items()},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """The kubelet's decision on one pod, with every container's placement and the reasons."""
-
-    pod_name: str
-    pod_namespace: str
-    pod_uid: str
-    admitted: bool
-    reason: str | None
-    message: str | None
-    topology: TopologyAdmission
-    containers: tuple[ContainerPlacement, ...] = ()
-
-    def to_json(self, *, explain: bool = True) -> dict[str, Any]:
-        """JSON-ready dict; ``explain`` adds the hints and merges."""
-        doc: dict[str, Any] = {
-            "pod": {"name": self.pod_name, "namespace": self.pod_namespace, "uid": self.pod_uid},
-            "admitted": self.admitted,
-            "reason": self.reason,
-            "message": self.message,
-            "containers": [c.to_json() for c in self.containers],
-        }
-        if explain:
-            doc["explanation"] = self.topology.explanation.to_json()
-        return doc
 
 
 @dataclass
@@ -386,7 +330,7 @@ class Node:
         uid = pod.uid
         affinity = self.topology_manager.store.find_affinity(uid, container_name)
         blocks = self.memory_manager.get_memory(uid, container_name)
-        memory, numa = _memory_views(blocks) if blocks else ((), None)
+        memory, numa = memory_views(blocks) if blocks else ((), None)
         devices = self.device_manager.container_devices(uid, container_name)
         return ContainerPlacement(
             container_name,
@@ -441,14 +385,3 @@ def _init_names(pod: Pod) -> frozenset[str]:
 
 
 _NO_NAMES: frozenset[str] = frozenset()
-
-
-# Blocks are immutable values and a few shapes repeat across containers (one block per
-# requested resource on one node): their views are shared.
-@lru_cache(maxsize=1024)
-def _memory_views(
-    blocks: tuple[memory_state.Block, ...],
-) -> tuple[tuple[MemoryBlockView, ...], tuple[int, ...] | None]:
-    memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
-    numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
-    return memory, None if numa is None else tuple(numa)
