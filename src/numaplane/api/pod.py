@@ -302,10 +302,11 @@ class Pod:
         """Init containers (in order) followed by app containers."""
         return self.init_containers + self.containers
 
-    @property
+    @cached_property
     def has_pod_level_resources(self) -> bool:
         """Whether ``spec.resources`` sets a request or limit of a resource pod-level resources
-        support (upstream ``IsPodLevelResourcesSet``): cpu, memory or a huge page size."""
+        support (upstream ``IsPodLevelResourcesSet``): cpu, memory or a huge page size (cached:
+        a pod is immutable, and the CPU policy asks for every container)."""
         return is_pod_level_resources_set(self.resources)
 
     @cached_property

@@ -250,8 +250,9 @@ class Node:
             self._set_admitting(None)
         reason, message = topology.reason, topology.message
         admitted = topology.admitted
-        requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
+        requests: dict[str, int] | None = None
         if admitted:
+            requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
             shortfall = self._insufficient_resource(pod, requests)
             if shortfall is not None:
                 admitted = False
@@ -359,25 +360,20 @@ class Node:
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
 
-    def _reports(self, resource: str) -> bool:
-        # Whether node allocatable lists the resource: the node's own resources, plus device
-        # resources registered or still held (upstream sanitizes allocatable to include those).
-        return self._allocatable_units(
-            resource
-        ) is not None or self.device_manager.is_device_resource(resource)
-
     def _insufficient_resource(
         self, pod: Pod, requests: Mapping[str, int]
     ) -> InsufficientResource | None:
         # The predicate admit handler (spec §14): requests without the extended resources the
         # node does not report, checked against allocatable minus what admitted pods request.
-        requests = fit_requests(pod, requests, self._reports)
+        # Node allocatable lists the node's own resources and the device resources registered
+        # or still held (upstream sanitizes allocatable to include those).
         allocatable: dict[str, int] = {}
         for name in requests:
             units = self._allocatable_units(name)
             if units is not None:
                 allocatable[name] = units
-        return first_insufficient(requests, self._used, allocatable)
+        fit = fit_requests(pod, requests, allocatable.__contains__)
+        return first_insufficient(fit, self._used, allocatable)
 
 
 def _init_names(pod: Pod) -> frozenset[str]:

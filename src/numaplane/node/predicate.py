@@ -76,12 +76,19 @@ def node_allocatable(
 
 def fit_requests(
     pod: Pod, requests: Mapping[str, int], reports: Callable[[str], bool]
-) -> dict[str, int]:
+) -> Mapping[str, int]:
     """``requests`` (the pod's, from ``scheduler_requests``) without the extended resources
     the node does not report (``reports``: whether node allocatable lists a resource)."""
+    missing = [
+        name
+        for name in requests
+        if "/" in name and is_extended_resource(name) and not reports(name)
+    ]
+    if not missing:
+        return requests
     out: dict[str, int] = {}
     for name, amount in requests.items():
-        if is_extended_resource(name) and not reports(name):
+        if name in missing:
             # Dropped from the containers' requests only: an overhead for it still counts.
             overhead = pod.overhead.get(name)
             if overhead is None or overhead.sign() <= 0:
@@ -116,9 +123,11 @@ class InsufficientResource:
 
 def check_order(requests: Mapping[str, int]) -> list[str]:
     """The requested resources the fit check looks at, in its order."""
-    first = [name for name in _FIRST if name in requests]
-    rest = sorted(name for name in requests if name not in _FIRST and is_scalar_resource(name))
-    return first + rest
+    return [name for name in _FIRST if name in requests] + _scalar_names(requests)
+
+
+def _scalar_names(requests: Mapping[str, int]) -> list[str]:
+    return sorted(name for name in requests if name not in _FIRST and is_scalar_resource(name))
 
 
 def first_insufficient(
@@ -131,12 +140,16 @@ def first_insufficient(
     A cpu, memory or ephemeral-storage figure the node does not report is not checked (not
     modelled); a scalar resource it does not report has zero allocatable.
     """
-    for name in check_order(requests):
+    for name in _FIRST:
+        amount = requests.get(name)
         capacity = allocatable.get(name)
-        if capacity is None:
-            if name in _FIRST:
-                continue
-            capacity = 0
+        # Not reported by the node: not modelled, not checked.
+        if amount is not None and capacity is not None:
+            in_use = used.get(name, 0)
+            if amount > capacity - in_use:
+                return InsufficientResource(name, amount, in_use, capacity)
+    for name in _scalar_names(requests):
+        capacity = allocatable.get(name, 0)
         amount = requests[name]
         in_use = used.get(name, 0)
         if amount > capacity - in_use:
