@@ -315,6 +315,17 @@ def test_effective_requests(case: RequestsCase) -> None:
     assert {k: str(v) for k, v in got.items()} == dict(case.expected)
 
 
+def test_effective_requests_skip_pod_level_with_the_gate_off() -> None:
+    pod = Pod(
+        name="p",
+        uid="u",
+        containers=(cpu("a", "1"),),
+        resources=ResourceRequirements({"cpu": Quantity.parse("3")}, {}),
+    )
+    assert pod.effective_requests() == {"cpu": Quantity.parse("3")}
+    assert pod.effective_requests(pod_level_resources=False) == {"cpu": Quantity.parse("1")}
+
+
 def test_aggregate_limits_use_the_same_formula() -> None:
     pod = Pod(
         name="p",

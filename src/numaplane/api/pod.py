@@ -29,6 +29,7 @@ __all__ = [
     "compute_qos",
     "default_pod_resources",
     "is_pod_level_resource",
+    "is_pod_level_resources_set",
     "resource_qos",
 ]
 
@@ -308,6 +309,13 @@ class Pod:
         return self.init_containers + self.containers
 
     @cached_property
+    def has_pod_level_resources(self) -> bool:
+        """Whether ``spec.resources`` sets a request or limit of a resource pod-level resources
+        support (upstream ``IsPodLevelResourcesSet``): cpu, memory or a huge page size (cached:
+        a pod is immutable, and the CPU policy asks for every container)."""
+        return is_pod_level_resources_set(self.resources)
+
+    @cached_property
     def container_names(self) -> frozenset[str]:
         """The names of every init and app container (cached: a pod is immutable)."""
         return frozenset(c.name for c in self.all_containers())
@@ -324,14 +332,16 @@ class Pod:
         """``namespace/name``, how people name a pod."""
         return f"{self.namespace}/{self.name}"
 
-    def effective_requests(self) -> dict[str, Quantity]:
+    def effective_requests(self, *, pod_level_resources: bool = True) -> dict[str, Quantity]:
         """The requests per resource the scheduler and kubelet count (``PodRequests``).
 
         The containers' aggregate (see :func:`aggregate_container_resources`), with pod-level
         requests replacing it for the resources they set, plus the pod overhead.
+        ``pod_level_resources`` is the PodLevelResources feature gate: off, pod-level requests
+        are skipped (``SkipPodLevelResources``).
         """
         total = self.aggregate_container_requests()
-        if self.resources is not None:
+        if pod_level_resources and self.resources is not None:
             for name, quantity in self.resources.requests.items():
                 if is_pod_level_resource(name):
                     total[name] = quantity
@@ -369,6 +379,14 @@ class Pod:
             init_containers=tuple(init_containers),
             status_qos_class=QOSClass(qos) if qos is not None else None,
         )
+
+
+def is_pod_level_resources_set(resources: ResourceRequirements | None) -> bool:
+    """Whether pod-level ``resources`` set any resource :func:`is_pod_level_resource` accepts
+    (upstream ``IsPodLevelResourcesSet``); an empty or absent ``spec.resources`` sets none."""
+    if resources is None:
+        return False
+    return any(is_pod_level_resource(name) for name in (*resources.requests, *resources.limits))
 
 
 def default_pod_resources(resources: ResourceRequirements, pod: Pod) -> ResourceRequirements:

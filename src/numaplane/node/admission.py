@@ -1,10 +1,16 @@
 """``Node``: the kubelet's resource managers wired together, and ``admit(pod)``.
 
-The wiring follows the kubelet's container manager: the Topology Manager gets its hint
-providers in registration order (CPU manager, memory manager, device manager), and a pod is
-admitted by the resource-allocation admit handler first (Topology Manager ``Admit``, which calls
-every provider's ``allocate``), then by the predicate handler that checks the pod's requests
-against node allocatable (reason ``OutOf<resource>``), in that order, as upstream registers them.
+The wiring follows the kubelet's container manager on Linux: the Topology Manager gets its
+hint providers in upstream's registration order (device manager, CPU manager, memory manager,
+spec §3.1). That order is the order of every explanation's provider records and of ``allocate``:
+it decides which error a pod gets when several providers would fail, and what the earlier
+providers already allocated when a later one fails.
+
+A pod is admitted by the resource-allocation admit handler first (Topology Manager ``Admit``,
+which calls every provider's ``allocate``), then by the predicate handler (``node.predicate``,
+spec §14) that checks the pod's requests against node allocatable (reason ``OutOf<resource>``),
+then by the pod-features handler (pod-level resources need the PodLevelResources gate), in that
+order, as upstream registers them. The answer's views are in ``node.placement``.
 
 A rejected pod keeps nothing: upstream leaves partial allocations until the managers' stale-state
 cleanup at the next admission, which is the same as releasing them at once.
@@ -14,105 +20,81 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
 
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
 from numaplane.api.quantity import Quantity
-from numaplane.cpuset import CPUSet
 from numaplane.node.cpumanager import state as cpu_state
 from numaplane.node.cpumanager.manager import CPUManager
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.devicemanager import state as device_state
 from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.errors import NodeError
+from numaplane.node.errors import ConfigurationError, NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
-from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.node.placement import (
+    Admission,
+    ContainerPlacement,
+    MemoryBlockView,
+    memory_views,
+)
+from numaplane.node.predicate import (
+    InsufficientResource,
+    first_insufficient,
+    fit_requests,
+    node_allocatable,
+)
+from numaplane.node.requests import scheduler_requests, scheduler_units
+from numaplane.node.topologymanager.bitmask import MAX_BITS
 from numaplane.node.topologymanager.manager import TopologyManager
-from numaplane.node.topologymanager.scope import TopologyAdmission
 from numaplane.node.utilization import ManagersUtilization
 from numaplane.topology.model import Machine
 
 CPU = "cpu"
 MEMORY = "memory"
+POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
+POD_LEVEL_RESOURCES_NOT_SUPPORTED = "PodLevelResourcesNotSupported"
+
+# The views of an admission live in ``node.placement``; callers import them from here too.
+__all__ = [
+    "Admission",
+    "ContainerPlacement",
+    "MemoryBlockView",
+    "Node",
+    "NodeStates",
+    "PodAlreadyAdmittedError",
+    "UnsupportedMachineError",
+    "check_numa_ids",
+]
 
 
 class PodAlreadyAdmittedError(NodeError):
     """A pod with this uid already holds resources on the node."""
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryBlockView:
-    """One memory block of a container: NUMA nodes, resource and size in bytes."""
-
-    numa_nodes: tuple[int, ...]
-    resource: str
-    size: int
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {"numa_nodes": list(self.numa_nodes), "type": self.resource, "size": self.size}
+class UnsupportedMachineError(ConfigurationError):
+    """The machine cannot be modelled with the configured managers."""
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerPlacement:
-    """Where one container of an admitted pod runs and what it holds."""
-
-    name: str
-    init: bool
-    restartable: bool
-    affinity: TopologyHint | None
-    exclusive_cpus: CPUSet
-    cpus: CPUSet
-    memory: tuple[MemoryBlockView, ...]
-    memory_numa_nodes: tuple[int, ...] | None
-    devices: Mapping[str, tuple[str, ...]]
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict (CPU sets in the kernel's list syntax)."""
-        return {
-            "name": self.name,
-            "init": self.init,
-            "restartable": self.restartable,
-            "numa_affinity": None if self.affinity is None else self.affinity.to_json(),
-            "exclusive_cpus": str(self.exclusive_cpus),
-            "cpus": str(self.cpus),
-            "memory": [b.to_json() for b in self.memory],
-            "memory_numa_nodes": (
-                None if self.memory_numa_nodes is None else list(self.memory_numa_nodes)
-            ),
-            "devices": {k: list(v) for k, v in self.devices.items()},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """The kubelet's decision on one pod, with every container's placement and the reasons."""
-
-    pod_name: str
-    pod_namespace: str
-    pod_uid: str
-    admitted: bool
-    reason: str | None
-    message: str | None
-    topology: TopologyAdmission
-    containers: tuple[ContainerPlacement, ...] = ()
-
-    def to_json(self, *, explain: bool = True) -> dict[str, Any]:
-        """JSON-ready dict; ``explain`` adds the hints and merges."""
-        doc: dict[str, Any] = {
-            "pod": {"name": self.pod_name, "namespace": self.pod_namespace, "uid": self.pod_uid},
-            "admitted": self.admitted,
-            "reason": self.reason,
-            "message": self.message,
-            "containers": [c.to_json() for c in self.containers],
-        }
-        if explain:
-            doc["explanation"] = self.topology.explanation.to_json()
-        return doc
+def check_numa_ids(machine: Machine, config: KubeletConfiguration) -> None:
+    """Refuse NUMA node ids the kubelet's 64-bit affinity mask cannot hold, when a manager
+    that builds such masks is configured (a Topology Manager policy other than ``none``, or
+    the ``Static`` memory policy). Upstream ignores the bitmask's error there and works with
+    wrong masks; numaplane says so instead (GPU memory nodes get ids such as 250)."""
+    users = []
+    if config.topology_manager_policy != "none":
+        users.append(f"topology manager policy {config.topology_manager_policy}")
+    if config.memory_manager_policy == "Static":
+        users.append("memory manager policy Static")
+    above = [n for n in machine.numa_ids if n >= MAX_BITS]
+    if above and users:
+        raise UnsupportedMachineError(
+            f"machine {machine.name}: NUMA node {above[0]} is above {MAX_BITS - 1}, the highest "
+            f"NUMA node id the kubelet's NUMA affinity bitmask holds (upstream bitmask: \"bit "
+            f'number must be in range 0-{MAX_BITS - 1}"), which the {" and the ".join(users)} '
+            "needs"
+        )
 
 
 @dataclass
@@ -135,10 +117,13 @@ class Node:
         device_sources: Iterable[DeviceSource] = (),
         states: NodeStates | None = None,
     ) -> None:
+        check_numa_ids(machine, config)
         self.machine = machine
         self.config = config
         self.states = states if states is not None else NodeStates()
         self._pods: dict[str, Pod] = {}
+        # The PodLevelResources gate: pod-level requests count, and such pods are admitted.
+        self._pod_level_resources = config.feature_gates.enabled(POD_LEVEL_RESOURCES_GATE)
         # The pod under admission counts as active, as in the kubelet (the pod manager knows
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
@@ -196,9 +181,10 @@ class Node:
         self.topology_manager.set_utilization(
             ManagersUtilization(self.cpu_manager, self.memory_manager)
         )
+        # Upstream's order on Linux (container_manager_linux.go): devices, CPU, memory.
+        self.topology_manager.add_hint_provider(self.device_manager, "devices")
         self.topology_manager.add_hint_provider(self.cpu_manager, "cpu")
         self.topology_manager.add_hint_provider(self.memory_manager, "memory")
-        self.topology_manager.add_hint_provider(self.device_manager, "devices")
 
     # -- capacity -------------------------------------------------------------------------
 
@@ -224,12 +210,11 @@ class Node:
         return cap
 
     def allocatable(self) -> dict[str, Quantity]:
-        """Capacity minus kube/system reservations and the hard eviction threshold."""
-        reservation = self.config.node_allocatable_reservation(self.capacity())
-        out: dict[str, Quantity] = {}
-        for name, total in self.capacity().items():
-            value = total - reservation.get(name, Quantity.zero())
-            out[name] = value if value > Quantity.zero() else Quantity.zero()
+        """Node allocatable as node status reports it (spec §14.2): capacity minus kube/system
+        reservations and the hard eviction threshold, memory also minus the huge page pools;
+        device resources count their healthy devices."""
+        capacity = self.capacity()
+        out = node_allocatable(capacity, self.config.node_allocatable_reservation(capacity))
         if self.device_manager.resources():
             for resource in self.device_manager.resources():
                 out[resource] = Quantity.parse(len(self.device_manager.allocatable(resource)))
@@ -241,7 +226,7 @@ class Node:
             return len(self.device_manager.allocatable(resource))
         if self._static_allocatable is None:
             self._static_allocatable = {
-                name: _units(name, q)
+                name: scheduler_units(name, q)
                 for name, q in self.allocatable().items()
                 if not self.device_manager.is_device_resource(name)
             }
@@ -267,11 +252,16 @@ class Node:
         admitted = topology.admitted
         requests: dict[str, int] | None = None
         if admitted:
-            requests = self._pod_requests(pod)
-            shortfall = self._insufficient_resource(requests)
+            requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
+            shortfall = self._insufficient_resource(pod, requests)
             if shortfall is not None:
                 admitted = False
-                reason, message = shortfall
+                reason, message = shortfall.reason, shortfall.message
+        if admitted and not self._pod_level_resources and pod.has_pod_level_resources:
+            # The pod-features admit handler, registered after the predicate one.
+            admitted = False
+            reason = POD_LEVEL_RESOURCES_NOT_SUPPORTED
+            message = "PodLevelResources feature gate is disabled"
         if not admitted:
             self._release_containers(pod)
             return Admission(pod.name, pod.namespace, pod.uid, False, reason, message, topology, ())
@@ -341,7 +331,7 @@ class Node:
         uid = pod.uid
         affinity = self.topology_manager.store.find_affinity(uid, container_name)
         blocks = self.memory_manager.get_memory(uid, container_name)
-        memory, numa = _memory_views(blocks) if blocks else ((), None)
+        memory, numa = memory_views(blocks) if blocks else ((), None)
         devices = self.device_manager.container_devices(uid, container_name)
         return ContainerPlacement(
             container_name,
@@ -362,37 +352,28 @@ class Node:
             self.device_manager.remove_container(pod.uid, container.name)
         self.topology_manager.remove_pod(pod.uid)
 
-    def _pod_requests(self, pod: Pod) -> dict[str, int]:
-        return {
-            name: _units(name, amount)
-            for name, amount in pod.effective_requests().items()
-            if amount.sign() > 0
-        }
-
     def _account(self, pod: Pod, requests: dict[str, int] | None = None) -> None:
+        # Other pods count with their whole requests, as the kubelet's node info sums them.
         if requests is None:
-            requests = self._pod_requests(pod)
+            requests = scheduler_requests(pod, pod_level_resources=self._pod_level_resources)
         self._requests[pod.uid] = requests
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
 
-    def _insufficient_resource(self, requests: Mapping[str, int]) -> tuple[str, str] | None:
-        # The predicate admit handler: requested + used must fit allocatable, per resource,
-        # in the units the kubelet reports (millicores for CPU, integers otherwise).
-        for name, amount in sorted(requests.items()):
-            cap = self._allocatable_units(name)
-            if cap is None:
-                if name in (CPU, MEMORY) or not _is_countable(name):
-                    continue
-                cap = 0
-            used = self._used.get(name, 0)
-            if amount + used > cap:
-                return (
-                    f"OutOf{name}",
-                    f"Node didn't have enough resource: {name}, requested: {amount}, "
-                    f"used: {used}, capacity: {cap}",
-                )
-        return None
+    def _insufficient_resource(
+        self, pod: Pod, requests: Mapping[str, int]
+    ) -> InsufficientResource | None:
+        # The predicate admit handler (spec §14): requests without the extended resources the
+        # node does not report, checked against allocatable minus what admitted pods request.
+        # Node allocatable lists the node's own resources and the device resources registered
+        # or still held (upstream sanitizes allocatable to include those).
+        allocatable: dict[str, int] = {}
+        for name in requests:
+            units = self._allocatable_units(name)
+            if units is not None:
+                allocatable[name] = units
+        fit = fit_requests(pod, requests, allocatable.__contains__)
+        return first_insufficient(fit, self._used, allocatable)
 
 
 def _init_names(pod: Pod) -> frozenset[str]:
@@ -400,24 +381,3 @@ def _init_names(pod: Pod) -> frozenset[str]:
 
 
 _NO_NAMES: frozenset[str] = frozenset()
-
-
-# Blocks are immutable values and a few shapes repeat across containers (one block per
-# requested resource on one node): their views are shared.
-@lru_cache(maxsize=1024)
-def _memory_views(
-    blocks: tuple[memory_state.Block, ...],
-) -> tuple[tuple[MemoryBlockView, ...], tuple[int, ...] | None]:
-    memory = tuple(MemoryBlockView(tuple(b.numa_affinity), b.type, b.size) for b in blocks)
-    numa = sorted({n for b in memory for n in b.numa_nodes}) if memory else None
-    return memory, None if numa is None else tuple(numa)
-
-
-def _units(resource: str, amount: Quantity) -> int:
-    return amount.milli_value() if resource == CPU else amount.value()
-
-
-def _is_countable(resource: str) -> bool:
-    # Extended resources (vendor-domain/name) and hugepages are checked even when the node
-    # has none; other native resources (ephemeral-storage, ...) are outside numaplane's model.
-    return "/" in resource or resource.startswith("hugepages-")

@@ -17,12 +17,15 @@ from numaplane.api.pod import Pod, QOSClass
 from numaplane.errors import InputError
 from numaplane.node.admission import Node
 from numaplane.node.cpumanager.policy_static import StaticPolicy as StaticCPUPolicy
-from numaplane.node.cpumanager.topology_hints import guaranteed_cpus
 from numaplane.node.devicemanager.source import DeviceSource
-from numaplane.node.devicemanager.topology_hints import container_device_request
-from numaplane.node.memorymanager.errors import MemoryManagerError
-from numaplane.node.memorymanager.policy_static import is_pod_level_resources_set
-from numaplane.node.memorymanager.topology_hints import requested_resources
+from numaplane.node.predicate import fit_requests, is_scalar_resource
+from numaplane.node.requests import (
+    MemoryRequestError,
+    container_device_requests,
+    guaranteed_cpus,
+    memory_requests,
+    scheduler_requests,
+)
 from numaplane.topology.model import Machine
 
 __all__ = [
@@ -236,7 +239,7 @@ def _pod_on_node(node: Node, pod: Pod, config: KubeletConfiguration) -> PodOnNod
     static_memory = (
         config.memory_manager_policy == "Static"
         and pod.qos_class == QOSClass.GUARANTEED
-        and not is_pod_level_resources_set(pod)
+        and not pod.has_pod_level_resources
     )
     containers: list[ContainerDemand] = []
     for container in pod.all_containers():
@@ -250,10 +253,10 @@ def _pod_on_node(node: Node, pod: Pod, config: KubeletConfiguration) -> PodOnNod
                 aligned[CPU] = cpus
         if static_memory:
             try:
-                aligned.update({r: s for r, s in requested_resources(container).items() if s})
-            except MemoryManagerError:
+                aligned.update({r: s for r, s in memory_requests(container).items() if s})
+            except MemoryRequestError:
                 admissible = False
-        for resource, count in container_device_request(
+        for resource, count in container_device_requests(
             container, node.device_manager.is_device_resource
         ).items():
             if count > 0:
@@ -290,17 +293,21 @@ def _phases(pod: Pod) -> tuple[frozenset[int], ...]:
 
 
 def _predicate_requests(node: Node, pod: Pod) -> tuple[dict[str, int], bool]:
-    # The predicate admit handler's view (Node._insufficient_resource). A countable resource
-    # (extended, hugepages) the node does not list has zero allocatable: the pod never fits.
+    # The predicate admit handler's view (Node._insufficient_resource): extended resources the
+    # node does not report are dropped; any other scalar resource it does not report has zero
+    # allocatable, so the pod never fits.
     allocatable = node.allocatable()
+    devices = node.device_manager
+    requests = fit_requests(
+        pod,
+        scheduler_requests(pod),
+        lambda name: name in allocatable or devices.is_device_resource(name),
+    )
     out: dict[str, int] = {}
     fits = True
-    for name, amount in sorted(pod.effective_requests().items()):
-        if amount.amount <= 0:
-            continue
+    for name, amount in sorted(requests.items()):
         if name not in allocatable:
-            countable = "/" in name or name.startswith("hugepages-")
-            fits = fits and (name in (CPU, "memory") or not countable)
+            fits = fits and not is_scalar_resource(name)
             continue
-        out[name] = amount.milli_value() if name == CPU else amount.value()
+        out[name] = amount
     return out, fits

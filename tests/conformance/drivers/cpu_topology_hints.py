@@ -8,7 +8,7 @@ from typing import Any
 from numaplane.node.cpumanager.policy_options import FeatureGates, StaticPolicyOptions
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.topology import CPUTopology
-from numaplane.node.cpumanager.topology_hints import pod_guaranteed_cpus
+from numaplane.node.requests import pod_guaranteed_cpus
 from numaplane.node.topologymanager.hint import TopologyHint
 from tests.conformance.drivers import VectorContext
 from tests.conformance.drivers.cpu_assignment import topology_of

@@ -18,7 +18,7 @@ from numaplane.node.devicemanager.errors import DeviceManagerError
 from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import InMemoryDeviceSource, PreferredAllocationFn
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState
-from numaplane.node.devicemanager.topology_hints import pod_device_request
+from numaplane.node.requests import pod_device_requests
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from tests.conformance.drivers import VectorContext
@@ -190,7 +190,7 @@ def _run_preferred_parameters(vector: Mapping[str, Any]) -> None:
 def _run_pod_device_request(vector: Mapping[str, Any]) -> None:
     inp = vector["input"]
     registered = set(inp.get("registered_resources", []))
-    got = pod_device_request(_pod(inp["pod"]), registered.__contains__)
+    got = pod_device_requests(_pod(inp["pod"]), registered.__contains__)
     assert got == vector["expected"]["requests"], f"requests {got}"
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from numaplane.api.pod import Container, Pod
-from numaplane.node.memorymanager.errors import MemoryManagerError
+from numaplane.node.errors import NodeError
 from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.policy_static import ReusableMemory, StaticPolicy
 from numaplane.node.memorymanager.state import (
@@ -23,7 +23,7 @@ from numaplane.node.memorymanager.state import (
     machine_state_to_json,
     machine_states_equal,
 )
-from numaplane.node.memorymanager.topology_hints import pod_requested_resources
+from numaplane.node.requests import MemoryRequestError, pod_memory_requests
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from tests.conformance.drivers import VectorContext
@@ -125,7 +125,7 @@ def hints_to_json(hints: ProviderHints) -> dict[str, Any] | None:
     }
 
 
-def check_error(err: MemoryManagerError | None, expected: Mapping[str, Any]) -> None:
+def check_error(err: NodeError | None, expected: Mapping[str, Any]) -> None:
     """The error matches ``expected["error"]`` exactly (``None`` = no error)."""
     got = None if err is None else str(err)
     want = expected.get("error")
@@ -178,11 +178,11 @@ def _get_pod_topology_hints(inp: Mapping[str, Any], expected: Mapping[str, Any])
 
 
 def _get_pod_requested_resources(inp: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
-    err: MemoryManagerError | None = None
+    err: NodeError | None = None
     got: dict[str, int] | None = None
     try:
-        got = pod_requested_resources(pod_of(inp["pod"]))
-    except MemoryManagerError as exc:
+        got = pod_memory_requests(pod_of(inp["pod"]))
+    except MemoryRequestError as exc:
         err = exc
     if "error" in expected:
         check_error(err, expected)

@@ -17,8 +17,8 @@ from numaplane.node.cpumanager.metrics import (
 from numaplane.node.cpumanager.policy_none import NonePolicy
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.state import InMemoryState
-from numaplane.node.cpumanager.topology_hints import guaranteed_cpus
 from numaplane.node.errors import ConfigurationError, NodeError, admit_result_of
+from numaplane.node.requests import guaranteed_cpus
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.topology.cpuset import CPUSet

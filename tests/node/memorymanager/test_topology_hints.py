@@ -7,17 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from numaplane.api.pod import Container, Pod
 from numaplane.node.memorymanager.accounting import reserve
-from numaplane.node.memorymanager.errors import MemoryAllocationError
 from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.state import Block, NUMANodeMap
 from numaplane.node.memorymanager.topology_hints import (
     calculate_hints,
     find_best_hint,
-    pod_requested_resources,
     regenerate_hints,
-    requested_resources,
     violates_numa_allocation,
 )
 from numaplane.node.topologymanager.bitmask import BitMask
@@ -134,22 +130,3 @@ def test_violation_only_concerns_cross_numa_masks_over_used_nodes() -> None:
     assert violates_numa_allocation(state, BitMask(2, 3))
     assert violates_numa_allocation(state, BitMask(0, 1, 3))
     assert not violates_numa_allocation(FOUR, BitMask(2, 3))
-
-
-def test_requested_resources_keeps_memory_types_and_rejects_fractions() -> None:
-    c = Container.of("c", requests={"cpu": "1500m", "memory": "1Gi", "hugepages-2Mi": "4Mi"})
-    assert requested_resources(c) == {"memory": GB, "hugepages-2Mi": 4 * MB}
-    with pytest.raises(MemoryAllocationError, match="failed to represent quantity as int64"):
-        requested_resources(Container.of("c", requests={"memory": "0.5"}))
-
-
-def test_pod_requests_drop_resources_no_app_container_requests() -> None:
-    pod = Pod.of(
-        "p",
-        containers=[Container.of("app", requests={"memory": GB})],
-        init_containers=[
-            Container.of("init", requests={"memory": 3 * GB, "hugepages-1Gi": GB}),
-            Container.of("side", requests={"memory": GB}, restart_policy="Always"),
-        ],
-    )
-    assert pod_requested_resources(pod) == {"memory": 3 * GB}

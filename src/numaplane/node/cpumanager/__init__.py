@@ -16,7 +16,6 @@ from numaplane.node.cpumanager.policy_options import FeatureGates, GateReader, S
 from numaplane.node.cpumanager.policy_static import StaticPolicy
 from numaplane.node.cpumanager.state import InMemoryState, State, StateReader
 from numaplane.node.cpumanager.topology import CPUTopology
-from numaplane.node.cpumanager.topology_hints import guaranteed_cpus, pod_guaranteed_cpus
 
 __all__ = [
     "CPUAccumulator",
@@ -36,9 +35,7 @@ __all__ = [
     "StateReader",
     "StaticPolicy",
     "StaticPolicyOptions",
-    "guaranteed_cpus",
     "new_policy",
-    "pod_guaranteed_cpus",
     "take_by_topology_numa_distributed",
     "take_by_topology_numa_packed",
 ]

@@ -35,6 +35,7 @@ from numaplane.node.cpumanager.policy_options import GateReader, StaticPolicyOpt
 from numaplane.node.cpumanager.state import State, StateReader
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import ConfigurationError, NodeError
+from numaplane.node.requests import guaranteed_cpus
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.provider import AffinityReader
@@ -167,7 +168,7 @@ class StaticPolicy:
 
     def allocate(self, state: State, pod: Pod, container: Container) -> None:
         """Pin the container to exclusive CPUs if it qualifies (upstream ``Allocate``)."""
-        num_cpus = hints.guaranteed_cpus(pod, container)
+        num_cpus = guaranteed_cpus(pod, container)
         if num_cpus == 0:
             return
         self.metrics.pinning_requests_total += 1

@@ -10,59 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from numaplane.api.pod import Container, Pod, QOSClass
+from numaplane.api.pod import Container, Pod
 from numaplane.node.cpumanager.state import StateReader
 from numaplane.node.cpumanager.topology import CPUTopology
+from numaplane.node.requests import guaranteed_cpus, pod_guaranteed_cpus
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.topology.cpuset import CPUSet
 
 CPU = "cpu"
-
-
-def uses_pod_level_resources(pod: Pod) -> bool:
-    """Whether the pod sets pod-level cpu or memory (``spec.resources``)."""
-    res = pod.resources
-    if res is None:
-        return False
-    return any(name in ("cpu", "memory") for name in (*res.requests, *res.limits))
-
-
-def guaranteed_cpus(pod: Pod, container: Container) -> int:
-    """Exclusive CPUs the container gets: its whole CPU request in a Guaranteed pod, else 0.
-
-    Pods with pod-level resources stay on the shared pool: upstream's static policy skips them
-    unless the (alpha) PodLevelResourceManagers gate is on, which numaplane does not model.
-    """
-    if pod.qos_class != QOSClass.GUARANTEED or uses_pod_level_resources(pod):
-        return 0
-    quantity = container.resources.requests.get(CPU)
-    if quantity is None:
-        return 0
-    # "1500m" rounds up to 2 whole CPUs but is 1500 milli-CPUs: not integral, so shared.
-    if quantity.value() * 1000 != quantity.milli_value():
-        return 0
-    return quantity.value()
-
-
-def pod_guaranteed_cpus(pod: Pod) -> int:
-    """Exclusive CPUs the whole pod needs at its peak (upstream ``podGuaranteedCPUs``).
-
-    Sidecars (restartable init containers) keep running, so they add up with everything after
-    them; a regular init container runs next to the sidecars started before it only.
-    """
-    init_peak = 0
-    sidecars = 0
-    for container in pod.init_containers:
-        if CPU not in container.resources.requests:
-            continue
-        cpus = guaranteed_cpus(pod, container)
-        if container.is_restartable:
-            sidecars += cpus
-        else:
-            init_peak = max(init_peak, sidecars + cpus)
-    apps = sum(guaranteed_cpus(pod, c) for c in pod.containers if CPU in c.resources.requests)
-    return max(init_peak, apps + sidecars)
 
 
 def is_hint_socket_aligned(topology: CPUTopology, hint: TopologyHint, min_affinity: int) -> bool:

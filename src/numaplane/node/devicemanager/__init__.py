@@ -32,11 +32,7 @@ from numaplane.node.devicemanager.state import (
     State,
     StateReader,
 )
-from numaplane.node.devicemanager.topology_hints import (
-    container_device_request,
-    generate_device_topology_hints,
-    pod_device_request,
-)
+from numaplane.node.devicemanager.topology_hints import generate_device_topology_hints
 
 __all__ = [
     "DEFAULT_PCI_RULES",
@@ -56,12 +52,10 @@ __all__ = [
     "ResourcePool",
     "State",
     "StateReader",
-    "container_device_request",
     "devices_from_machine",
     "devices_to_allocate",
     "filter_by_affinity",
     "generate_device_topology_hints",
     "parse_inventory",
-    "pod_device_request",
     "sources_of",
 ]

@@ -21,9 +21,9 @@ from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState, 
 from numaplane.node.devicemanager.topology_hints import (
     DeviceHints,
     container_topology_hints,
-    pod_device_request,
     pod_topology_hints,
 )
+from numaplane.node.requests import container_device_requests, pod_device_requests
 from numaplane.node.topologymanager.provider import AffinityReader
 
 
@@ -111,7 +111,7 @@ class DeviceManager:
     def get_pod_topology_hints(self, pod: Pod) -> DeviceHints:
         """Pod-scope hints per requested device resource."""
         self.update_allocated_devices()
-        requests = pod_device_request(pod, self.is_device_resource)
+        requests = pod_device_requests(pod, self.is_device_resource)
         return pod_topology_hints(
             pod.uid, requests, self._numa_nodes, self._pools(requests), self._state
         )
@@ -246,14 +246,12 @@ class DeviceManager:
         return "/" in resource and resource in self._state.allocated_devices()
 
     def _container_request(self, container: Container) -> dict[str, int]:
-        # container_device_request, without a call per native resource: only registered
-        # resources and extended ones (a "/" in the name) can be device resources.
-        registered = self._devices
-        return {
-            name: quantity.value()
-            for name, quantity in container.resources.limits.items()
-            if name in registered or ("/" in name and self.is_device_resource(name))
-        }
+        return container_device_requests(container, self._may_be_device_resource)
+
+    def _may_be_device_resource(self, resource: str) -> bool:
+        # is_device_resource, without a look at the allocations for native resources: only
+        # registered resources and extended ones (a "/" in the name) can be device resources.
+        return resource in self._devices or ("/" in resource and self.is_device_resource(resource))
 
     def source(self, resource: str) -> DeviceSource | None:
         """The registered source of a resource."""

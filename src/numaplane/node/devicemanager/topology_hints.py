@@ -9,11 +9,9 @@ the request. ``[]`` means the request cannot be placed at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from numaplane.api.pod import Container, Pod
-from numaplane.api.quantity import Quantity
 from numaplane.node.devicemanager.device import ResourcePool
 from numaplane.node.devicemanager.device_hint_sets import device_hint_set
 from numaplane.node.devicemanager.state import StateReader
@@ -22,53 +20,6 @@ from numaplane.node.topologymanager.hint import TopologyHint
 
 DeviceHints = dict[str, Sequence[TopologyHint] | None]
 """Hints per device resource; ``None`` = no preference, ``[]`` = no possible placement."""
-
-
-def container_device_request(
-    container: Container, is_device_resource: Callable[[str], bool]
-) -> dict[str, int]:
-    """The container's device requests: its limits of device resources (requests = limits)."""
-    return {
-        name: quantity.value()
-        for name, quantity in container.resources.limits.items()
-        if is_device_resource(name)
-    }
-
-
-def pod_device_request(pod: Pod, is_device_resource: Callable[[str], bool]) -> dict[str, int]:
-    """The pod's device requests (upstream ``getPodDeviceRequest`` over ``PodLimits``).
-
-    App containers and restartable (sidecar) init containers run together and add up; a
-    regular init container runs alone next to the sidecars started before it. Without sidecars
-    this is ``max(max over init containers, sum over app containers)``.
-    """
-    total: dict[str, Quantity] = {}
-    for container in pod.containers:
-        _add(total, container.resources.limits)
-    sidecars: dict[str, Quantity] = {}
-    init_peak: dict[str, Quantity] = {}
-    for container in pod.init_containers:
-        if container.is_restartable:
-            _add(total, container.resources.limits)
-            _add(sidecars, container.resources.limits)
-            _max(init_peak, sidecars)
-        else:
-            alone = dict(container.resources.limits)
-            _add(alone, sidecars)
-            _max(init_peak, alone)
-    _max(total, init_peak)
-    return {name: q.value() for name, q in total.items() if is_device_resource(name)}
-
-
-def _add(total: dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
-    for name, quantity in values.items():
-        total[name] = total[name] + quantity if name in total else quantity
-
-
-def _max(total: dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
-    for name, quantity in values.items():
-        if name not in total or quantity > total[name]:
-            total[name] = quantity
 
 
 def generate_device_topology_hints(
@@ -162,7 +113,7 @@ def pod_topology_hints(
     state: StateReader,
 ) -> DeviceHints:
     """Pod-scope hints (upstream ``GetPodTopologyHints``); ``requests`` from
-    ``pod_device_request``. Devices held by any container of the pod count as the pod's."""
+    ``pod_device_requests``. Devices held by any container of the pod count as the pod's."""
     hints: DeviceHints = {}
     for resource, requested in requests.items():
         pool = pools.get(resource)

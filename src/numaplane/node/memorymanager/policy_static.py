@@ -35,7 +35,6 @@ from numaplane.node.memorymanager.state import (
     NUMANodeState,
     State,
     StateReader,
-    is_memory_resource,
     machine_states_equal,
 )
 from numaplane.node.memorymanager.topology_hints import (
@@ -43,10 +42,9 @@ from numaplane.node.memorymanager.topology_hints import (
     find_best_hint,
     nodes_satisfy_request,
     nodes_violate_numa_allocation,
-    pod_requested_resources,
     regenerate_hints,
-    requested_resources,
 )
+from numaplane.node.requests import MemoryRequestError, memory_requests, pod_memory_requests
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.provider import AffinityReader
@@ -57,14 +55,6 @@ POLICY_STATIC: Final = "Static"
 
 ReusableMemory = dict[str, dict[BitMask, dict[str, int]]]
 """pod UID -> mask -> resource -> bytes of init-container memory later containers may reuse."""
-
-
-def is_pod_level_resources_set(pod: Pod) -> bool:
-    """Whether the pod sets pod-level requests or limits the kubelet supports at pod level."""
-    if pod.resources is None:
-        return False
-    named = list(pod.resources.requests) + list(pod.resources.limits)
-    return any(name == "cpu" or is_memory_resource(name) for name in named)
 
 
 class StaticPolicy:
@@ -150,7 +140,7 @@ class StaticPolicy:
     def _skips(self, pod: Pod) -> bool:
         if pod.qos_class != QOSClass.GUARANTEED:
             return True
-        return self._pod_level_resources and is_pod_level_resources_set(pod)
+        return self._pod_level_resources and pod.has_pod_level_resources
 
     def get_topology_hints(
         self, state: StateReader, pod: Pod, container: Container
@@ -174,8 +164,8 @@ class StaticPolicy:
         if self._skips(pod):
             return None
         try:
-            requests = pod_requested_resources(pod)
-        except MemoryManagerError:
+            requests = pod_memory_requests(pod)
+        except MemoryRequestError:
             return None
         for container in pod.all_containers():
             blocks = state.get_memory_blocks(pod.uid, container.name)
@@ -198,13 +188,16 @@ class StaticPolicy:
         )
 
     def _requests(self, container: Container) -> Mapping[str, int]:
-        """``requested_resources``, remembered for the last container asked about: the
+        """``memory_requests``, remembered for the last container asked about: the
         Topology Manager asks for its hints, then allocates it. A container is immutable and
         the memo holds it, so the same object means the same requests."""
         last = self._last_requests
         if last is not None and last[0] is container:
             return last[1]
-        requests = requested_resources(container)
+        try:
+            requests = memory_requests(container)
+        except MemoryRequestError as err:
+            raise MemoryAllocationError(str(err)) from None
         self._last_requests = (container, requests)
         return requests
 

@@ -25,16 +25,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, TypeAlias
 
-MEMORY = "memory"
-"""The resource name of regular memory."""
+# The resource names are defined with the conversion of requests; re-exported here for the
+# memory manager's modules.
+from numaplane.node.requests import HUGEPAGES_PREFIX, MEMORY, is_memory_resource
 
-HUGEPAGES_PREFIX = "hugepages-"
-"""The prefix of hugepage resource names (``hugepages-2Mi``, ``hugepages-1Gi``)."""
-
-
-def is_memory_resource(name: str) -> bool:
-    """Whether the memory manager handles ``name``: ``memory`` or ``hugepages-<size>``."""
-    return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
+__all__ = ["HUGEPAGES_PREFIX", "MEMORY", "is_memory_resource"]
 
 
 @dataclass(frozen=True, slots=True)

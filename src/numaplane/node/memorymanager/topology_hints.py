@@ -3,66 +3,19 @@
 Pure functions over a machine state: ``calculate_hints`` lists every NUMA mask that can hold a
 request, ``regenerate_hints`` answers for a container that already has blocks,
 ``find_best_hint`` picks the hint ``Allocate`` falls back to. Requests are bytes per resource,
-read from container *requests* (``memory`` and ``hugepages-*`` only); ``pod_requested_resources``
-applies the sidecar-aware pod formula of §6.6.
+read from container *requests* (``memory`` and ``hugepages-*`` only) by ``numaplane.node.requests``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from numaplane.api.pod import Container, Pod
-from numaplane.node.memorymanager.errors import MemoryAllocationError
-from numaplane.node.memorymanager.state import Block, NUMANodeMap, is_memory_resource
+from numaplane.node.memorymanager.state import Block, NUMANodeMap
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
 from numaplane.node.topologymanager.hint import TopologyHint
 
 ReusableLookup = Callable[[BitMask, str], int]
 """(mask, resource) -> bytes this pod's init containers left reusable on exactly that mask."""
-
-_INT64_MAX = (1 << 63) - 1
-
-
-def requested_resources(container: Container) -> dict[str, int]:
-    """Upstream ``getRequestedResources``: bytes requested per memory resource.
-
-    Raises ``MemoryAllocationError`` when a request is not a whole number of bytes.
-    """
-    requested: dict[str, int] = {}
-    for name, quantity in container.resources.requests.items():
-        if not is_memory_resource(name):
-            continue
-        exact = quantity.amount
-        if exact.denominator != 1 or not -_INT64_MAX - 1 <= exact.numerator <= _INT64_MAX:
-            raise MemoryAllocationError("[memorymanager] failed to represent quantity as int64")
-        requested[name] = exact.numerator
-    return requested
-
-
-def pod_requested_resources(pod: Pod) -> dict[str, int]:
-    """Upstream ``getPodRequestedResources``: what the pod needs at its peak, per resource.
-
-    Sidecars (restartable init containers) add up with the app containers; a regular init
-    container needs its own request plus the sidecars started before it. As upstream, only
-    resources some app container requests appear in the result.
-    """
-    init_peak: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    for container in pod.init_containers:
-        for name, size in requested_resources(container).items():
-            init_peak.setdefault(name, 0)
-            if container.is_restartable:
-                sidecars[name] = sidecars.get(name, 0) + size
-            elif sidecars.get(name, 0) + size > init_peak[name]:
-                init_peak[name] = sidecars.get(name, 0) + size
-    apps: dict[str, int] = {}
-    for container in pod.containers:
-        for name, size in requested_resources(container).items():
-            apps[name] = apps.get(name, 0) + size
-    return {
-        name: max(total + sidecars.get(name, 0), init_peak.get(name, 0))
-        for name, total in apps.items()
-    }
 
 
 def _table_sums(machine_state: NUMANodeMap, nodes: Iterable[int], resource: str) -> tuple[int, int]:
