@@ -12,8 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from numaplane.testing.fixtures import shared_topologies_dir
+
+# No per-example time limit: tests assert behaviour, never speed (a loaded 2-core machine would
+# turn hypothesis' default 200 ms deadline into failures unrelated to the code under test).
+settings.register_profile("numaplane", deadline=None)
+settings.load_profile("numaplane")
 
 SHARED_CAPTURES = "shared_captures"
 CAPTURES_MISSING = (
