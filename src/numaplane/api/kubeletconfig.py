@@ -32,6 +32,7 @@ from numaplane.api.kubeletvalues import (
     parse_go_duration,
 )
 from numaplane.api.quantity import Quantity
+from numaplane.api.yamlbounds import AliasError, check_text_aliases
 from numaplane.cpuset import CPUSet, CPUSetParseError
 from numaplane.errors import InputError
 
@@ -204,6 +205,9 @@ def kubelet_config_from_text(text: str, source: str) -> KubeletConfiguration:
     """Default and validate a KubeletConfiguration given as YAML or JSON text."""
     try:
         document = yaml.safe_load(text)
+        check_text_aliases(document, text)
+    except AliasError as err:
+        raise KubeletConfigError(source, err.reason) from None
     except yaml.YAMLError as err:
         raise KubeletConfigError(source, _yaml_reason(err)) from None
     except RecursionError:

@@ -33,6 +33,7 @@ from numaplane.api.pod import (
     is_pod_level_resource,
 )
 from numaplane.api.quantity import Quantity
+from numaplane.api.yamlbounds import AliasError, check_text_aliases
 from numaplane.errors import InputError
 
 __all__ = [
@@ -113,7 +114,12 @@ def _parse_documents(text: str, source: str) -> list[Any]:
         except (ValueError, RecursionError) as error:  # a number too long, nesting too deep
             raise ManifestError(source, f"invalid JSON: {_first_line(error)}") from None
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        for document in documents:
+            check_text_aliases(document, text)
+        return documents
+    except AliasError as error:
+        raise ManifestError(source, error.reason) from None
     except yaml.YAMLError as error:
         raise ManifestError(source, _yaml_reason(error)) from error
     except (ValueError, OverflowError, RecursionError) as error:

@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Final
 
+from numaplane.api import yamlbounds
+
 __all__ = [
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
@@ -150,34 +152,8 @@ def check_count(value: object, limit: int, what: str, *, minimum: int = 1) -> in
 
 
 def check_aliases(root: object, budget: int) -> None:
-    """Refuse (``LimitError``) a decoded document whose YAML aliases expand it past ``budget``
-    values, or refer to themselves: every later walk (validation, an error message quoting a
-    value) would expand it, so a small file of nested aliases would hang or exhaust memory.
-
-    An alias-free document never has more values than characters, so the budget only stops
-    alias bombs. The walk counts each shared object once (memoised), without recursion.
-    """
-    sizes: dict[int, int] = {}
-    open_ids: set[int] = set()
-    stack: list[tuple[object, bool]] = [(root, False)]
-    while stack:
-        obj, closing = stack.pop()
-        if not isinstance(obj, list | dict):
-            continue
-        children = list(obj.values()) if isinstance(obj, dict) else obj
-        key = id(obj)
-        if closing:
-            open_ids.discard(key)
-            size = 1 + (len(obj) if isinstance(obj, dict) else 0)
-            size += sum(sizes[id(c)] if isinstance(c, list | dict) else 1 for c in children)
-            if size > budget:
-                raise LimitError("YAML aliases expand the document past what its text could hold")
-            sizes[key] = size
-            continue
-        if key in sizes:
-            continue
-        if key in open_ids:
-            raise LimitError("a YAML alias refers to a value that contains it")
-        open_ids.add(key)
-        stack.append((obj, True))
-        stack.extend((c, False) for c in children if isinstance(c, list | dict))
+    """``numaplane.api.yamlbounds.check_aliases``, refusing with a ``LimitError``."""
+    try:
+        yamlbounds.check_aliases(root, budget)
+    except yamlbounds.AliasError as err:
+        raise LimitError(err.reason) from None

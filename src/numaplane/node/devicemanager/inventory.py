@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from numaplane.api.yamlbounds import AliasError, check_text_aliases
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.errors import InventoryError
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
@@ -134,6 +135,9 @@ def parse_inventory(
     """
     try:
         document = yaml.safe_load(text)
+        check_text_aliases(document, text)
+    except AliasError as err:
+        raise InventoryError(source, err.reason) from None
     except RecursionError:
         raise InventoryError(source, "not valid YAML: nested too deeply") from None
     except yaml.YAMLError as err:
