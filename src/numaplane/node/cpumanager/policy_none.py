@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from numaplane.api.pod import Container, Pod
+from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.state import State, StateReader
 from numaplane.node.errors import ConfigurationError
 from numaplane.node.topologymanager.hint import ProviderHints
@@ -21,11 +22,15 @@ def _go_map(options: Mapping[str, str]) -> str:
 class NonePolicy:
     """Upstream ``nonePolicy``: accepts no options, never allocates, offers no hints."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, options: Mapping[str, str] | None = None, *, metrics: CPUManagerMetrics | None = None
+    ) -> None:
         if options:
             raise ConfigurationError(
                 f"None policy: received unsupported options={_go_map(options)}"
             )
+        # Never updated, but exported at zero as the kubelet exports them under any policy.
+        self.metrics = metrics if metrics is not None else CPUManagerMetrics()
 
     @property
     def name(self) -> str:

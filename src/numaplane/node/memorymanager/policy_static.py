@@ -83,6 +83,7 @@ class StaticPolicy:
         *,
         pod_level_resources: bool = True,
         init_containers_reusable_memory: ReusableMemory | None = None,
+        metrics: MemoryManagerMetrics | None = None,
     ) -> None:
         if sum(node.get(MEMORY, 0) for node in system_reserved.values()) <= 0:
             raise ReservedMemoryError(
@@ -96,8 +97,7 @@ class StaticPolicy:
             pod: {mask: dict(sizes) for mask, sizes in masks.items()}
             for pod, masks in (init_containers_reusable_memory or {}).items()
         }
-        self._metrics = MemoryManagerMetrics()
-        self._last_requests: tuple[Container, Mapping[str, int]] | None = None
+        self._metrics = metrics if metrics is not None else MemoryManagerMetrics()
 
     @property
     def name(self) -> str:
@@ -160,7 +160,7 @@ class StaticPolicy:
         if self._skips(pod):
             return None
         try:
-            requests = self._requests(container)
+            requests = requested_resources(container)
         except MemoryManagerError:
             return None
         blocks = state.get_memory_blocks(pod.uid, container.name)
@@ -197,28 +197,17 @@ class StaticPolicy:
             tuple(reusable),
         )
 
-    def _requests(self, container: Container) -> Mapping[str, int]:
-        """``requested_resources``, remembered for the last container asked about: the
-        Topology Manager asks for its hints, then allocates it. A container is immutable and
-        the memo holds it, so the same object means the same requests."""
-        last = self._last_requests
-        if last is not None and last[0] is container:
-            return last[1]
-        requests = requested_resources(container)
-        self._last_requests = (container, requests)
-        return requests
-
     # -- allocate --------------------------------------------------------------------------
 
     def allocate(self, state: State, pod: Pod, container: Container) -> None:
         """Upstream ``Allocate`` (idempotent); raises ``MemoryAllocationError``."""
         if self._skips(pod):
             return
-        self._metrics = self._metrics.with_request()
+        self._metrics.pinning_requests_total.inc()
         try:
             self._allocate(state, pod, container)
         except MemoryManagerError:
-            self._metrics = self._metrics.with_error()
+            self._metrics.pinning_errors_total.inc()
             raise
 
     def _allocate(self, state: State, pod: Pod, container: Container) -> None:
@@ -227,7 +216,7 @@ class StaticPolicy:
             self._update_reusable(pod, container, existing)
             return
         hint = self._affinity.get_affinity(pod.uid, container.name)
-        requests = self._requests(container)
+        requests = requested_resources(container)
         machine_state = state.get_machine_state()
         mask, preferred = hint.numa_affinity, hint.preferred
         if mask is None:
