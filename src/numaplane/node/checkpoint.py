@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import ClassVar, Generic, Self, TypeVar
 
 from numaplane.errors import NumaplaneError
-from numaplane.node.gocodec import go_percent_q
+from numaplane.gofmt import go_quote
 
 # -- errors ----------------------------------------------------------------------------------
 
@@ -260,5 +260,5 @@ def drain_hint(manager: str, path: str) -> str:
     "memory manager"), naming the file as Go's ``%q`` does."""
     return (
         f"please drain this node and delete the {manager} checkpoint file "
-        f"{go_percent_q(path)} before restarting Kubelet"
+        f"{go_quote(path)} before restarting Kubelet"
     )
