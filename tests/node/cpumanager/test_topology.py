@@ -147,7 +147,9 @@ def test_unknown_cpu_is_a_node_error() -> None:
 
 
 def test_uncore_alignment() -> None:
-    details = CPUDetails({0: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0), 2: CPUInfo(0, 0, 2, 1)})
+    details = CPUDetails.of(
+        {0: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0), 2: CPUInfo(0, 0, 2, 1)}
+    )
     topo = CPUTopology(3, 1, 3, details)
     assert topo.is_aligned_at_uncore_cache([0, 1])
     assert not topo.is_aligned_at_uncore_cache([0, 2])

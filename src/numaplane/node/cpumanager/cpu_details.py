@@ -145,21 +145,19 @@ class CPUDetails(Mapping[int, CPUInfo]):
 
     __slots__ = ("_index", "_mask")
 
-    _index: UnitIndex
-    _mask: int
+    def __init__(self, index: UnitIndex, mask: int | None = None) -> None:
+        """The CPUs of ``index`` whose bit is set in ``mask`` (all of them by default)."""
+        self._index = index
+        self._mask = index.full if mask is None else mask
 
-    def __init__(self, info: Mapping[int, CPUInfo] | Iterable[tuple[int, CPUInfo]] = ()) -> None:
+    @classmethod
+    def of(cls, info: Mapping[int, CPUInfo] | Iterable[tuple[int, CPUInfo]] = ()) -> CPUDetails:
+        """The details of the CPUs in ``info`` (CPU id -> ``CPUInfo``)."""
         items = dict(info.items() if isinstance(info, Mapping) else info)
-        self._index = UnitIndex(dict(sorted(items.items())))
-        self._mask = self._index.full
+        return cls(UnitIndex(dict(sorted(items.items()))))
 
     def _restricted(self, mask: int) -> CPUDetails:
-        if mask == self._mask:
-            return self
-        rest = CPUDetails.__new__(CPUDetails)
-        rest._index = self._index
-        rest._mask = mask
-        return rest
+        return self if mask == self._mask else CPUDetails(self._index, mask)
 
     # -- mapping protocol ------------------------------------------------------------------
 

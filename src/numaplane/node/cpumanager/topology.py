@@ -137,7 +137,7 @@ class CPUTopology:
         if not online:
             raise NodeError("could not detect number of cpus")
         no_uncore = all(c.uncore_cache == 0 for c in online)
-        details = CPUDetails(
+        details = CPUDetails.of(
             (
                 c.id,
                 CPUInfo(
@@ -169,7 +169,7 @@ class CPUTopology:
         """
         if "cadvisor_topology" in data:
             return cls._from_cadvisor(data["cadvisor_topology"])
-        details = CPUDetails(
+        details = CPUDetails.of(
             (
                 int(e["cpu"]),
                 CPUInfo(
@@ -214,7 +214,7 @@ class CPUTopology:
                         core=min(threads),
                         uncore_cache=socket if uncore is None else int(uncore),
                     )
-        details = CPUDetails(info)
+        details = CPUDetails.of(info)
         return cls(
             num_cpus=len(info),
             num_sockets=len(sockets),

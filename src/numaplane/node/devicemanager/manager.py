@@ -59,10 +59,11 @@ class DeviceManager:
         self._metrics = DeviceManagerMetrics(self, registry)
         self._sources: dict[str, DeviceSource] = {}
         self._devices: dict[str, dict[str, Device]] = {}
+        # The last pool built per resource (see ``pool``); dropped when the devices change.
+        self._pools_built: dict[str, ResourcePool] = {}
         for resource in self._state.registered_devices():
             self._set_devices(resource, {})
         self._reuse: dict[str, dict[str, frozenset[str]]] = {}
-        self._pool_cache: dict[str, tuple[dict[str, Device], ResourcePool]] = {}
 
     # -- registration ---------------------------------------------------------------------
 
@@ -91,6 +92,7 @@ class DeviceManager:
         if resource not in self._devices:
             self._metrics.track(resource)
         self._devices[resource] = devices
+        self._pools_built.pop(resource, None)
 
     def refresh(self, resource: str) -> None:
         """Take the registered source's current device list again."""
@@ -284,16 +286,17 @@ class DeviceManager:
         devices = self._devices.get(resource)
         if devices is None:
             return ResourcePool(resource, {}, in_use)
-        # Pools are immutable snapshots: hints and allocation of one admission share one
-        # until the devices (replaced, never edited in place) or the held ids change.
-        cached = self._pool_cache.get(resource)
-        if cached is not None and cached[0] is devices:
-            if cached[1].in_use == in_use:
-                return cached[1]
-            pool = cached[1].with_in_use(in_use)
-        else:
+        # Pools are immutable snapshots of the devices (the entry is dropped whenever they
+        # change) and the held ids (compared here): hints and allocation of one admission share
+        # one, and a new set of held ids reuses what depends on the devices alone.
+        built = self._pools_built.get(resource)
+        if built is None:
             pool = ResourcePool(resource, devices, in_use)
-        self._pool_cache[resource] = (devices, pool)
+        elif built.in_use == in_use:
+            return built
+        else:
+            pool = built.with_in_use(in_use)
+        self._pools_built[resource] = pool
         return pool
 
     def _pools(self, resources: Iterable[str]) -> dict[str, ResourcePool]:
@@ -310,10 +313,8 @@ class DeviceManager:
     def allocatable(self, resource: str) -> frozenset[str]:
         """Healthy devices (the node's allocatable)."""
         # Health depends on the devices alone: any pool of the current devices answers.
-        cached = self._pool_cache.get(resource)
-        if cached is not None and cached[0] is self._devices.get(resource):
-            return cached[1].healthy
-        return self.pool(resource).healthy
+        built = self._pools_built.get(resource)
+        return built.healthy if built is not None else self.pool(resource).healthy
 
     def allocated(self, resource: str) -> frozenset[str]:
         """Devices held by some container."""
