@@ -29,7 +29,6 @@ from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.errors import NodeError
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.manager import MemoryManager
-from numaplane.node.stale_state import active_containers
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.manager import TopologyManager
 from numaplane.node.topologymanager.metrics import private_registry
@@ -144,8 +143,10 @@ class Node:
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
         self._admitting: Pod | None = None
-        # What ``_active_containers`` answers, remembered until the admitted pods or the pod
-        # under admission change: the managers' stale-state cleanups ask for it on every call.
+        # The containers of the admitted pods by pod uid, kept with ``_pods``; and what
+        # ``_active_containers`` answers, remembered until the admitted pods or the pod under
+        # admission change: the managers' stale-state cleanups ask for it on every call.
+        self._admitted_containers: dict[str, frozenset[str]] = {}
         self._active: dict[str, frozenset[str]] | None = None
         # The predicate's bookkeeping, in the scheduler's integer units (millicores for CPU,
         # whole units otherwise): requests of admitted pods, and allocatable of the resources
@@ -299,10 +300,12 @@ class Node:
     def _active_containers(self) -> dict[str, frozenset[str]]:
         active = self._active
         if active is None:
-            pods = list(self._pods.values())
+            # Admitted pods have distinct uids, and a pod whose uid is admitted is refused
+            # before it is under admission: no two pods share an entry.
+            active = dict(self._admitted_containers)
             if self._admitting is not None:
-                pods.append(self._admitting)
-            active = self._active = active_containers(pods)
+                active[self._admitting.uid] = self._admitting.container_names
+            self._active = active
         return active
 
     def _set_admitting(self, pod: Pod | None) -> None:
@@ -311,6 +314,7 @@ class Node:
 
     def _add_pod(self, pod: Pod) -> None:
         self._pods[pod.uid] = pod
+        self._admitted_containers[pod.uid] = pod.container_names
         self._active = None
 
     def adopt(self, pod: Pod) -> None:
@@ -322,6 +326,7 @@ class Node:
     def release(self, pod_uid: str) -> Pod:
         """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
         pod = self._pods.pop(pod_uid)
+        del self._admitted_containers[pod_uid]
         self._active = None
         for name, amount in self._requests.pop(pod_uid, {}).items():
             self._used[name] -= amount

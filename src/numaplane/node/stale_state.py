@@ -10,7 +10,6 @@ active pod's UID, the names of its init and app containers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from collections.abc import Set as AbstractSet
 
 from numaplane.api.pod import Pod
 
@@ -46,6 +45,7 @@ def stale_containers(
     return stale
 
 
-def stale_pods(held: AbstractSet[str], active: ActiveContainers) -> list[str]:
+def stale_pods(held: frozenset[str], active: ActiveContainers) -> list[str]:
     """UIDs of the held pods that are not active, sorted."""
-    return sorted(uid for uid in held if uid not in active)
+    stale = held.difference(active)
+    return sorted(stale) if stale else []

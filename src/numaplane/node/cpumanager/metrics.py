@@ -72,11 +72,11 @@ class CPUManagerMetrics:
 
     def count_aligned(self, boundary: str) -> None:
         """One more container aligned at ``boundary`` (container scope)."""
-        self.aligned.success.labels(SCOPE_CONTAINER, boundary).inc()
+        self.aligned.count(SCOPE_CONTAINER, boundary)
 
     def count_aligned_failure(self, boundary: str) -> None:
         """One more container that could not be aligned at ``boundary``."""
-        self.aligned.failure.labels(SCOPE_CONTAINER, boundary).inc()
+        self.aligned.count_failure(SCOPE_CONTAINER, boundary)
 
     def track_exclusive(self, numa_nodes: Iterable[int], compute: ExclusiveCPUs) -> None:
         """Read the two exclusive-CPU gauges through ``compute`` whenever they are collected.

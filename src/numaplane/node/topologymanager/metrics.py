@@ -47,6 +47,12 @@ class AlignedComputeResources:
     """
 
     def __init__(self, registry: CollectorRegistry) -> None:
+        # The series of each (scope, boundary) pair once looked up: ``labels()`` validates its
+        # arguments and takes a lock on every call, a cost admissions should not pay. Keyed on
+        # the label values, which name one series for the life of the counter (nothing here
+        # ever removes a series).
+        self._successes: dict[tuple[str, str], Counter] = {}
+        self._failures: dict[tuple[str, str], Counter] = {}
         self.success = Counter(
             ALIGNED_COMPUTE_RESOURCES,
             "Cumulative number of aligned compute resources allocated to containers by "
@@ -61,6 +67,20 @@ class AlignedComputeResources:
             ["scope", "boundary"],
             registry=registry,
         )
+
+    def count(self, scope: str, boundary: str) -> None:
+        """One more container (or pod) aligned at ``boundary``."""
+        series = self._successes.get((scope, boundary))
+        if series is None:
+            series = self._successes[(scope, boundary)] = self.success.labels(scope, boundary)
+        series.inc()
+
+    def count_failure(self, scope: str, boundary: str) -> None:
+        """One more container (or pod) that could not be aligned at ``boundary``."""
+        series = self._failures.get((scope, boundary))
+        if series is None:
+            series = self._failures[(scope, boundary)] = self.failure.labels(scope, boundary)
+        series.inc()
 
 
 class TopologyManagerMetrics:
