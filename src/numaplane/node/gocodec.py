@@ -91,13 +91,6 @@ class GoType:
         """``[]uint8``: JSON writes it as base64, spew as decimal bytes."""
         return self.kind is Kind.SLICE and self.elem is not None and self.elem.bits == 8
 
-    def field_named(self, name: str) -> GoField:
-        """The field with Go name ``name``."""
-        for item in self.fields:
-            if item.name == name:
-                return item
-        raise KeyError(name)
-
 
 STRING = GoType("string", Kind.STRING)
 INT = GoType("int", Kind.INT)

@@ -10,11 +10,11 @@ import pytest
 from numaplane.api.pod import Pod, ResourceRequirements
 from numaplane.api.quantity import Quantity
 from numaplane.node.memorymanager.errors import MemoryAllocationError, ReservedMemoryError
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.policy_static import StaticPolicy
 from numaplane.node.memorymanager.state import Block, InMemoryState
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 from tests.node.memorymanager.helpers import (
     GB,
     MB,

@@ -255,10 +255,6 @@ class CPUDetails(Mapping[int, CPUInfo]):
         """How many CPUs are in one NUMA node (without building a set)."""
         return (self._index.by_kind[NUMA].get(numa, 0) & self._mask).bit_count()
 
-    def count_in_socket(self, socket: int) -> int:
-        """How many CPUs are in one socket."""
-        return (self._index.by_kind[SOCKET].get(socket, 0) & self._mask).bit_count()
-
     def count_in_core(self, core: int) -> int:
         """How many CPUs are in one core."""
         return (self._index.by_kind[CORE].get(core, 0) & self._mask).bit_count()
@@ -280,18 +276,6 @@ class CPUDetails(Mapping[int, CPUInfo]):
     def cores_in_numa_nodes(self, *ids: int) -> tuple[int, ...]:
         """Cores having a CPU in any of the NUMA nodes."""
         return self._ids_of(NUMA, ids, CORE)
-
-    def cores_in_sockets(self, *ids: int) -> tuple[int, ...]:
-        """Cores having a CPU in any of the sockets."""
-        return self._ids_of(SOCKET, ids, CORE)
-
-    def uncore_in_numa_nodes(self, *ids: int) -> tuple[int, ...]:
-        """Uncore caches having a CPU in any of the NUMA nodes."""
-        return self._ids_of(NUMA, ids, UNCORE)
-
-    def uncore_caches_in_sockets(self, *ids: int) -> tuple[int, ...]:
-        """Uncore caches having a CPU in any of the sockets."""
-        return self._ids_of(SOCKET, ids, UNCORE)
 
     def cores_in_uncore_caches(self, *ids: int) -> tuple[int, ...]:
         """Cores having a CPU that shares any of the uncore caches."""

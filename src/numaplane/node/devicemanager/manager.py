@@ -94,13 +94,6 @@ class DeviceManager:
         self._devices[resource] = devices
         self._pools_built.pop(resource, None)
 
-    def refresh(self, resource: str) -> None:
-        """Take the registered source's current device list again."""
-        source = self._sources.get(resource)
-        if source is None:
-            raise DeviceManagerError(f"unknown Device Plugin {resource}")
-        self.update_devices(resource, source.devices())
-
     def set_device_health(self, resource: str, device_id: str, healthy: bool) -> None:
         """Change one device's health (``KeyError`` when the device is unknown)."""
         devices = dict(self._devices[resource])

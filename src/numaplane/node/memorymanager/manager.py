@@ -11,7 +11,6 @@ container name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from prometheus_client import CollectorRegistry
 
@@ -28,9 +27,6 @@ from numaplane.node.stale_state import ActiveContainers, ActivePods, stale_conta
 from numaplane.node.topologymanager.hint import ProviderHints
 from numaplane.node.topologymanager.provider import AffinityReader
 from numaplane.topology.model import Machine
-
-STATE_FILE_NAME: Final = "memory_manager_state"
-"""The checkpoint file name of the memory manager (upstream ``memoryManagerStateFileName``)."""
 
 
 def new_policy(
