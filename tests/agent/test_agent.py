@@ -99,10 +99,15 @@ def test_rejected_pod_keeps_its_reason_and_is_retried_only_when_changed(
     assert huge["phase"] == "Failed"
     assert huge["reason"]
     assert huge["message"]
-    requests = agent.node.topology_manager.metrics.admission_requests_total.value
+    requests = agent.node.registry.get_sample_value(
+        "kubelet_topology_manager_admission_requests_total"
+    )
     agent.sync()
     agent.sync()
-    assert agent.node.topology_manager.metrics.admission_requests_total.value == requests
+    assert (
+        agent.node.registry.get_sample_value("kubelet_topology_manager_admission_requests_total")
+        == requests
+    )
     write_pod(manifests, pod_manifest("huge", cpu="1"))
     agent.sync()
     assert _pod(agent, "huge")["containers"][0]["cpuKind"] == "exclusive"

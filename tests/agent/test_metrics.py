@@ -52,9 +52,11 @@ def test_exposition_follows_admissions() -> None:
     }
     assert sum(per_numa.values()) == 1
     aligned = (("boundary", "numa_node"), ("scope", "container"))
-    # prometheus_client's parser reads every counter sample back as "<name>_total".
+    # prometheus_client names every counter sample "<name>_total".
     assert after[("kubelet_container_aligned_compute_resources_count_total", aligned)] == 1
     assert after[("kubelet_container_aligned_compute_resources_failure_count_total", aligned)] == 1
+    physical = (("boundary", "physical_cpu"), ("scope", "container"))
+    assert after[("kubelet_container_aligned_compute_resources_count_total", physical)] == 0
     assert after[("kubelet_memory_manager_pinning_requests_total", ())] == 0
     dev = "example.com/dev"
     assert (
@@ -70,9 +72,24 @@ def test_exposition_follows_admissions() -> None:
     assert after[("numaplane_device_manager_registered_plugins", ())] == 1
 
 
-def test_kubelet_counter_names_are_kept_verbatim() -> None:
+def test_exposition_is_prometheus_clients_own_without_created_series() -> None:
+    """Counters and the histogram come as generate_latest writes them, with the kubelet's
+    metric names and no ``_created`` series (the kubelet has none)."""
     node = Node(load_machine(MACHINE), kubelet_config())
     text = exposition(node_registry(node)).decode()
-    assert "\nkubelet_container_aligned_compute_resources_count{" in text
-    assert "aligned_compute_resources_count_total" not in text
+    assert "# TYPE kubelet_topology_manager_admission_requests_total counter" in text
+    assert "\nkubelet_topology_manager_admission_requests_total 0.0\n" in text
     assert "# TYPE kubelet_topology_manager_admission_duration_ms histogram" in text
+    assert 'kubelet_topology_manager_admission_duration_ms_bucket{le="819.2"} 0.0' in text
+    assert "# TYPE kubelet_container_aligned_compute_resources_count_total counter" in text
+    assert "_created" not in text
+
+
+def test_two_nodes_in_one_process_keep_their_own_series() -> None:
+    """Each node's managers count on the node's own registry."""
+    first = Node(load_machine(MACHINE), kubelet_config())
+    second = Node(load_machine(MACHINE), kubelet_config())
+    first.admit(pod_from_dict(pod_manifest("a", cpu="1"), "<t>"))
+    name = "kubelet_topology_manager_admission_requests_total"
+    assert _samples(exposition(node_registry(first)).decode())[(name, ())] == 1
+    assert _samples(exposition(node_registry(second)).decode())[(name, ())] == 0

@@ -81,36 +81,41 @@ def test_kubelet_feature_gates_reach_the_cpu_manager() -> None:
     assert policy.options.align_by_socket
 
 
-def test_active_pods_follow_admissions_and_releases() -> None:
-    """The remembered active pods (and uids) the managers' stale-state cleanups read equal a
+def test_active_containers_follow_admissions_and_releases() -> None:
+    """The remembered active containers the managers' stale-state cleanups read equal a
     recomputation after every admission, rejection and release, and count the pod under
     admission while it is admitted."""
     node = static_node()
-    seen: list[tuple[tuple[str, ...], frozenset[str]]] = []
-    original = node.memory_manager.remove_stale_state
+    seen: list[dict[str, frozenset[str]]] = []
 
-    def spy(active_pods: object) -> None:
-        seen.append((tuple(p.uid for p in node._active_pods()), node._active_pod_uids()))
-        original(active_pods)  # type: ignore[arg-type]
+    class Spy:
+        """A hint provider that records what the managers would see as active."""
 
-    node.memory_manager.remove_stale_state = spy  # type: ignore[method-assign]
+        def get_topology_hints(self, pod: Pod, container: Container) -> None:
+            seen.append(dict(node._active_containers()))
+
+        def get_pod_topology_hints(self, pod: Pod) -> None:
+            seen.append(dict(node._active_containers()))
+
+        def allocate(self, pod: Pod, container: Container) -> None:
+            seen.append(dict(node._active_containers()))
+
+    node.topology_manager.add_hint_provider(Spy(), "spy")
 
     def check() -> None:
-        uids = tuple(p.uid for p in node.pods)
-        assert tuple(p.uid for p in node._active_pods()) == uids
-        assert node._active_pod_uids() == frozenset(uids)
+        assert node._active_containers() == {p.uid: p.container_names for p in node.pods}
 
     one = {"cpu": "1", "memory": "1Gi"}
     huge = {"cpu": "64", "memory": "1Gi"}
     for uid, size in [("a", one), ("b", one), ("too-big", huge), ("c", one)]:
         seen.clear()
-        node.admit(Pod.of(uid, containers=[Container.of("app", requests=size, limits=size)]))
+        pod = Pod.of(uid, containers=[Container.of("app", requests=size, limits=size)])
+        node.admit(pod)
         assert seen
-        for ordered, uids in seen:
-            assert ordered[-1] == uid
-            assert uids == frozenset(ordered)
+        for active in seen:
+            assert active == {p.uid: p.container_names for p in (*node.pods, pod)}
         check()
     assert [p.uid for p in node.pods] == ["a", "b", "c"]
     node.release("b")
     check()
-    assert [p.uid for p in node._active_pods()] == ["a", "c"]
+    assert set(node._active_containers()) == {"a", "c"}

@@ -1,15 +1,12 @@
-"""Tests of the Go value model: FNV-32a, go-spew ``%#v`` rendering and Go quoting."""
+"""Tests of the Go value model: FNV-32a and go-spew ``%#v`` rendering."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from numaplane.node.gocodec import fnv32a, go_percent_q, go_quote, ptr_to, spew_sharp_v
+from numaplane.node.gocodec import fnv32a, ptr_to, spew_sharp_v
 from tests.node.go_types import HOLDER, POINT
 
 
@@ -59,16 +56,3 @@ def test_top_level_pointer_shows_star_type() -> None:
     point = {"X": 0, "Tags": []}
     assert spew_sharp_v(point, ptr_to(POINT)) == "(*pkg.Point){X:(int)0 Tags:([]string)[]}"
     assert spew_sharp_v(None, ptr_to(POINT)) == "(*pkg.Point)<nil>"
-
-
-def test_quote_functions() -> None:
-    """JSON quoting is HTML-safe; %q escapes like strconv.Quote."""
-    assert go_quote("a\u2028\x01") == '"a\\u2028\\u0001"'
-    assert go_percent_q('a"\n') == '"a\\"\\n"'
-
-
-@given(st.text())
-def test_go_quote_is_valid_json_for_any_text(text: str) -> None:
-    """Whatever the text, the quoted form parses back (lone surrogates become U+FFFD)."""
-    cleaned = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-    assert json.loads(go_quote(text)) == cleaned

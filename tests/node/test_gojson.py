@@ -43,6 +43,12 @@ ERROR_CASES = (
     ErrorCase("unterminated string", '{"name":"ab', "unexpected end of JSON input"),
     ErrorCase("trailing data", "{} x", "invalid character 'x' after top-level value"),
     ErrorCase("bad value", '{"name":]}', "invalid character ']' looking for beginning of value"),
+    # encoding/json quotes the offending byte with strconv.Quote.
+    ErrorCase(
+        "control character",
+        '{"name":\x01}',
+        "invalid character '\\x01' looking for beginning of value",
+    ),
     ErrorCase(
         "missing comma in array",
         '{"raw":[1 2]}',

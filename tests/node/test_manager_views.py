@@ -10,6 +10,7 @@ from numaplane.node.memorymanager.accounting import expected_machine_state
 from numaplane.node.memorymanager.errors import MemoryStateError
 from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.state import Block
+from numaplane.node.stale_state import active_containers
 from numaplane.topology.discover import load_machine
 from tests.node.node_fixtures import static_node
 
@@ -40,21 +41,33 @@ def test_expected_machine_state_replays_blocks_in_order() -> None:
         expected_machine_state(default, {"p": {"c": (Block((7,), "memory", GIB),)}})
 
 
-def test_cpu_metrics_recount_the_whole_state_on_allocation() -> None:
-    """As upstream, the exclusive-CPU gauges are refreshed on allocation and release; each
-    refresh counts the whole state, so edits made to it directly (the agent's start-up repair)
-    are included from the next refresh on."""
+def test_cpu_metrics_count_the_whole_state_when_read() -> None:
+    """As upstream, the exclusive-CPU gauges count the whole state (upstream recounts it on
+    every allocation and release; numaplane when the gauges are read), so edits made to it
+    directly (the agent's start-up repair) are included."""
     node = static_node()
     assert node.admit(_guaranteed("p", "c", cpu="2")).admitted
-    metrics = node.cpu_manager.metrics
-    assert metrics.exclusive_cpu_allocation_count == 2
-    assert sum(metrics.allocation_per_numa.values()) == 2
+    registry = node.cpu_manager.metrics.registry
+
+    def per_numa() -> dict[str, float]:
+        return {
+            sample.labels["numa_node"]: sample.value
+            for family in registry.collect()
+            if family.name == "kubelet_cpu_manager_allocation_per_numa"
+            for sample in family.samples
+        }
+
+    count = "kubelet_cpu_manager_exclusive_cpu_allocation_count"
+    assert registry.get_sample_value(count) == 2
+    assert sum(per_numa().values()) == 2
+    assert set(per_numa()) == {str(n) for n in node.machine.numa_ids}
     state = node.states.cpu
     state.delete("p", "c")
     state.set_cpu_set("q", "d", CPUSet([3, 5, 7]))
     state.set_default_cpu_set(node.machine.all_cpu_ids - CPUSet([3, 5, 7]))
     node.cpu_manager.allocate(_guaranteed("r", "e"), _guaranteed("r", "e").containers[0])
-    assert metrics.exclusive_cpu_allocation_count == 4
+    assert registry.get_sample_value(count) == 4
+    assert sum(per_numa().values()) == 4
 
 
 def test_memory_stale_cleanup_keeps_containers_of_any_pod_sharing_a_uid() -> None:
@@ -64,10 +77,10 @@ def test_memory_stale_cleanup_keeps_containers_of_any_pod_sharing_a_uid() -> Non
     before = {c: manager.get_memory("p", c) for c in ("a", "b")}
     # Two active pod objects under one uid (a pod being replaced): a container survives when
     # either of them has it.
-    manager.remove_stale_state([_guaranteed("p", "a"), _guaranteed("p", "b")])
+    manager.remove_stale_state(active_containers([_guaranteed("p", "a"), _guaranteed("p", "b")]))
     assert {c: manager.get_memory("p", c) for c in ("a", "b")} == before
-    manager.remove_stale_state([_guaranteed("p", "a")])
+    manager.remove_stale_state(active_containers([_guaranteed("p", "a")]))
     assert manager.get_memory("p", "a") == before["a"]
     assert manager.get_memory("p", "b") is None
-    manager.remove_stale_state([])
+    manager.remove_stale_state({})
     assert manager.get_memory("p", "a") is None

@@ -27,6 +27,7 @@ from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.memorymanager.accounting import expected_machine_state
 from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.reserved import system_reserved_memory
+from numaplane.node.stale_state import active_containers
 from numaplane.topology.model import Machine
 
 _log = logging.getLogger(__name__)
@@ -154,8 +155,9 @@ def drop_stale_allocations(node: Node) -> None:
         if pod_uid not in known:
             for name in containers:
                 node.cpu_manager.remove_container(pod_uid, name)
-    node.memory_manager.remove_stale_state(node.pods)
-    node.device_manager.update_allocated_devices()
+    active = active_containers(node.pods)
+    node.memory_manager.remove_stale_state(active)
+    node.device_manager.remove_stale_state(active)
     for pod_uid in set(node.device_manager.state.pod_uids()) - known:
         node.device_manager.remove_pod(pod_uid)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from numaplane.deviceplugin.v1beta1 import SupportedVersions
+from numaplane.gofmt import go_quote
 
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -44,18 +45,13 @@ def is_extended_resource_name(name: str) -> bool:
     return is_qualified_name(_QUOTA_PREFIX + name)
 
 
-def _go_quote(value: str) -> str:
-    """``value`` quoted like Go's ``%q`` for the printable strings these messages carry."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def version_error(version: str) -> str | None:
     """Upstream's message when ``version`` is not supported, else ``None``."""
     if version in SupportedVersions:
         return None
-    supported = "[" + " ".join(_go_quote(v) for v in SupportedVersions) + "]"
+    supported = "[" + " ".join(go_quote(v) for v in SupportedVersions) + "]"
     return (
-        f"requested API version {_go_quote(version)} is not supported by kubelet. "
+        f"requested API version {go_quote(version)} is not supported by kubelet. "
         f"Supported version is {supported}"
     )
 
@@ -64,14 +60,14 @@ def resource_name_error(resource_name: str) -> str | None:
     """Upstream's message when ``resource_name`` is not an extended resource, else ``None``."""
     if is_extended_resource_name(resource_name):
         return None
-    return f"the ResourceName {_go_quote(resource_name)} is invalid"
+    return f"the ResourceName {go_quote(resource_name)} is invalid"
 
 
 def endpoint_error(endpoint: str) -> str | None:
     """Why ``endpoint`` is not a socket file name inside the plugin directory, else ``None``."""
     if endpoint in ("", ".", "..") or "/" in endpoint or "\x00" in endpoint:
         return (
-            f"the endpoint {_go_quote(endpoint)} is invalid: "
+            f"the endpoint {go_quote(endpoint)} is invalid: "
             "it must be a socket file name in the device plugin directory"
         )
     return None

@@ -48,6 +48,7 @@ from numaplane.node.predicate import (
 from numaplane.node.requests import scheduler_requests, scheduler_units
 from numaplane.node.topologymanager.bitmask import MAX_BITS
 from numaplane.node.topologymanager.manager import TopologyManager
+from numaplane.node.topologymanager.metrics import private_registry
 from numaplane.node.utilization import ManagersUtilization
 from numaplane.topology.model import Machine
 
@@ -128,10 +129,11 @@ class Node:
         # it before the admit handlers run): otherwise the managers' stale-state cleanup would
         # free its init containers' resources while its app containers are being allocated.
         self._admitting: Pod | None = None
-        # What ``_active_pods`` answers, remembered until the admitted pods or the pod under
-        # admission change: both managers' stale-state cleanups ask for every container.
-        self._active: tuple[Pod, ...] | None = None
-        self._active_uids: frozenset[str] | None = None
+        # The containers of the admitted pods by pod uid, kept with ``_pods``; and what
+        # ``_active_containers`` answers, remembered until the admitted pods or the pod under
+        # admission change: the managers' stale-state cleanups ask for it on every call.
+        self._admitted_containers: dict[str, frozenset[str]] = {}
+        self._active: dict[str, frozenset[str]] | None = None
         # The predicate's bookkeeping, in the scheduler's integer units (millicores for CPU,
         # whole units otherwise): requests of admitted pods, and allocatable of the resources
         # that do not change while the node runs (everything but devices).
@@ -139,12 +141,15 @@ class Node:
         self._requests: dict[str, dict[str, int]] = {}
         self._static_allocatable: dict[str, int] | None = None
         gates = config.feature_gates
+        # One registry for the four managers' metrics (the agent exposes it).
+        self.registry = private_registry()
         self.topology_manager = TopologyManager(
             machine,
             config.topology_manager_policy,
             config.topology_manager_scope,
             dict(config.topology_manager_policy_options),
             gates,
+            registry=self.registry,
         )
         affinity = self.topology_manager
         reserved = config.reserved_system_cpus
@@ -158,21 +163,25 @@ class Node:
             gates=gates,
             topology_manager_policy=config.topology_manager_policy,
             state=self.states.cpu,
+            registry=self.registry,
+            aligned=self.topology_manager.metrics.aligned,
         )
-        self.memory_manager = MemoryManager.new(
+        self.memory_manager = MemoryManager.create(
             config.memory_manager_policy,
             machine,
             affinity,
             node_allocatable_reservation=config.node_allocatable_reservation(self.capacity()),
             reserved_memory=config.reserved_memory,
             state=self.states.memory,
-            active_pods=self._active_pods,
+            active_pods=self._active_containers,
+            registry=self.registry,
         )
         self.device_manager = DeviceManager(
             machine.numa_ids or (0,),
             affinity,
-            state=self.states.devices,
-            active_pods=self._active_pod_uids,
+            self.states.devices,
+            active_pods=self._active_containers,
+            registry=self.registry,
         )
         for source in device_sources:
             self.device_manager.add_source(source)
@@ -279,31 +288,25 @@ class Node:
             tuple(self._placement(pod, c.name, init_names) for c in pod.all_containers()),
         )
 
-    def _active_pods(self) -> tuple[Pod, ...]:
+    def _active_containers(self) -> dict[str, frozenset[str]]:
         active = self._active
         if active is None:
-            active = tuple(self._pods.values())
+            # Admitted pods have distinct uids, and a pod whose uid is admitted is refused
+            # before it is under admission: no two pods share an entry.
+            active = dict(self._admitted_containers)
             if self._admitting is not None:
-                active += (self._admitting,)
+                active[self._admitting.uid] = self._admitting.container_names
             self._active = active
         return active
 
-    def _active_pod_uids(self) -> frozenset[str]:
-        uids = self._active_uids
-        if uids is None:
-            uids = frozenset(self._pods)  # admitted pods are keyed by uid
-            if self._admitting is not None:
-                uids = uids | {self._admitting.uid}
-            self._active_uids = uids
-        return uids
-
     def _set_admitting(self, pod: Pod | None) -> None:
         self._admitting = pod
-        self._active = self._active_uids = None
+        self._active = None
 
     def _add_pod(self, pod: Pod) -> None:
         self._pods[pod.uid] = pod
-        self._active = self._active_uids = None
+        self._admitted_containers[pod.uid] = pod.container_names
+        self._active = None
 
     def adopt(self, pod: Pod) -> None:
         """Count ``pod`` as admitted without allocating: its resources are already in the
@@ -314,7 +317,8 @@ class Node:
     def release(self, pod_uid: str) -> Pod:
         """Remove an admitted pod and free everything it holds (``KeyError`` if unknown)."""
         pod = self._pods.pop(pod_uid)
-        self._active = self._active_uids = None
+        del self._admitted_containers[pod_uid]
+        self._active = None
         for name, amount in self._requests.pop(pod_uid, {}).items():
             self._used[name] -= amount
         self._release_containers(pod)

@@ -25,7 +25,7 @@ from typing import ClassVar, Generic, Self, TypeVar
 
 from numaplane.api.pod import Pod
 from numaplane.errors import NumaplaneError
-from numaplane.node.gocodec import go_percent_q
+from numaplane.gofmt import go_quote
 
 # -- errors ----------------------------------------------------------------------------------
 
@@ -262,7 +262,7 @@ def drain_hint(manager: str, path: str) -> str:
     "memory manager"), naming the file as Go's ``%q`` does."""
     return (
         f"please drain this node and delete the {manager} checkpoint file "
-        f"{go_percent_q(path)} before restarting Kubelet"
+        f"{go_quote(path)} before restarting Kubelet"
     )
 
 

@@ -11,8 +11,7 @@ Python values per kind: strings ``str``; integers ``int``; slices ``list`` (``by
 ``[]uint8``) or ``None`` for nil; maps ``dict`` or ``None``; pointers the pointee or ``None``;
 structs a ``dict`` keyed by Go field name.
 
-Also here: Go's string quoting (``go_quote`` for JSON, ``go_percent_q`` for ``%q``), which
-upstream error messages and the JSON encoder share.
+Go's string quoting and parsing of plain values live in ``numaplane.gofmt``.
 """
 
 from __future__ import annotations
@@ -91,13 +90,6 @@ class GoType:
     def is_bytes(self) -> bool:
         """``[]uint8``: JSON writes it as base64, spew as decimal bytes."""
         return self.kind is Kind.SLICE and self.elem is not None and self.elem.bits == 8
-
-    def field_named(self, name: str) -> GoField:
-        """The field with Go name ``name``."""
-        for item in self.fields:
-            if item.name == name:
-                return item
-        raise KeyError(name)
 
 
 STRING = GoType("string", Kind.STRING)
@@ -218,45 +210,3 @@ def go_checksum(value: Any, t: GoType, *, rename: Callable[[str], str] | None = 
     if rename is not None:
         rendered = rename(rendered)
     return fnv32a(rendered)
-
-
-# -- quoting ---------------------------------------------------------------------------------------
-
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_SHORT_ESCAPES |= {"\b": "\\b", "\f": "\\f"}
-
-
-def go_quote(text: str) -> str:
-    """A JSON string as Go's ``json.Marshal`` writes it (HTML-safe escapes, U+2028/9)."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif code < 0x20 or ch in "<>&" or code in (0x2028, 0x2029):
-            out.append(f"\\u{code:04x}")
-        elif 0xD800 <= code <= 0xDFFF:  # a lone surrogate is invalid UTF-8 to Go
-            out.append("\\ufffd")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def go_percent_q(text: str) -> str:
-    """Go's ``%q`` (``strconv.Quote``) of a string, as upstream error messages print names."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif ch == "\a" or ch == "\v":
-            out.append({"\a": "\\a", "\v": "\\v"}[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not ch.isprintable() and code > 0x7F:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)

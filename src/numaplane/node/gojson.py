@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from numaplane.errors import NumaplaneError
-from numaplane.node.gocodec import GoField, GoType, Kind, elem_of, go_quote, key_of, zero
+from numaplane.gofmt import go_json_string, go_quote
+from numaplane.node.gocodec import GoField, GoType, Kind, elem_of, key_of, zero
 
 
 class GoJSONError(NumaplaneError):
@@ -46,7 +47,7 @@ def _is_empty(value: Any, t: GoType) -> bool:
 
 def _marshal(value: Any, t: GoType, out: list[str]) -> None:
     if t.kind is Kind.STRING:
-        out.append(go_quote(value))
+        out.append(go_json_string(value))
     elif t.kind in (Kind.INT, Kind.UINT):
         out.append(str(value))
     elif value is None:
@@ -54,7 +55,7 @@ def _marshal(value: Any, t: GoType, out: list[str]) -> None:
     elif t.kind is Kind.PTR:
         _marshal(value, elem_of(t), out)
     elif t.is_bytes:
-        out.append(go_quote(base64.b64encode(bytes(value)).decode("ascii")))
+        out.append(go_json_string(base64.b64encode(bytes(value)).decode("ascii")))
     elif t.kind is Kind.SLICE:
         out.append("[")
         for index, item in enumerate(value):
@@ -69,7 +70,7 @@ def _marshal(value: Any, t: GoType, out: list[str]) -> None:
         for index, (key_text, item) in enumerate(pairs):
             if index:
                 out.append(",")
-            out.append(go_quote(key_text))
+            out.append(go_json_string(key_text))
             out.append(":")
             _marshal(item, elem_of(t), out)
         out.append("}")
@@ -83,7 +84,7 @@ def _marshal(value: Any, t: GoType, out: list[str]) -> None:
             if not first:
                 out.append(",")
             first = False
-            out.append(go_quote(item.json_name))
+            out.append(go_json_string(item.json_name))
             out.append(":")
             _marshal(field_value, item.type, out)
         out.append("}")
@@ -172,12 +173,12 @@ def _reject_constant(name: str) -> Any:
 
 
 def _quote_char(ch: str) -> str:
+    # encoding/json's quoteChar: strconv.Quote between single quotes.
     if ch == "'":
         return "'\\''"
     if ch == '"':
         return "'\"'"
-    quoted = json.dumps(ch, ensure_ascii=False)
-    return "'" + quoted[1:-1] + "'"
+    return "'" + go_quote(ch)[1:-1] + "'"
 
 
 def _container_at(text: str, pos: int) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from numaplane.cpuset import CPUSet
@@ -92,7 +91,6 @@ class Admission:
 
 # Blocks are immutable values and a few shapes repeat across containers (one block per
 # requested resource on one node): their views are shared.
-@lru_cache(maxsize=1024)
 def memory_views(
     blocks: tuple[memory_state.Block, ...],
 ) -> tuple[tuple[MemoryBlockView, ...], tuple[int, ...] | None]:

@@ -13,6 +13,7 @@ from numaplane.node.cpumanager.cpu_assignment import (
 from numaplane.node.cpumanager.numa_distributed import take_by_topology_numa_distributed
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import NodeError
+from numaplane.testing.upstream_fixtures import cpu_topology_from_fixture
 from numaplane.topology.cpuset import CPUSet
 from tests.conformance.drivers import VectorContext
 
@@ -20,8 +21,8 @@ from tests.conformance.drivers import VectorContext
 def topology_of(name_or_fixture: Any, ctx: VectorContext) -> CPUTopology:
     """A named fixture of ``topologies.json`` or an inline fixture."""
     if isinstance(name_or_fixture, str):
-        return CPUTopology.from_fixture(ctx.topologies[name_or_fixture])
-    return CPUTopology.from_fixture(name_or_fixture)
+        return cpu_topology_from_fixture(ctx.topologies[name_or_fixture])
+    return cpu_topology_from_fixture(name_or_fixture)
 
 
 def _check_list(actual: list[int], expected: Mapping[str, Any], key: str = "result") -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 from numaplane.node.cpumanager.policy_options import FeatureGates, StaticPolicyOptions
 from numaplane.node.cpumanager.policy_static import StaticPolicy
-from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.requests import pod_guaranteed_cpus
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_fixtures import cpu_topology_from_fixture
 from tests.conformance.drivers import VectorContext
 from tests.conformance.drivers.cpu_assignment import topology_of
 from tests.conformance.drivers.static_policy_allocate import hint_of, pod_of, state_of
@@ -37,7 +37,7 @@ def run(vector: Mapping[str, Any], ctx: VectorContext) -> None:
     if op not in ("GetTopologyHints", "GetPodTopologyHints"):
         raise AssertionError(f"unknown op {op!r}")
     if "machine" in inp:
-        topo = CPUTopology.from_fixture(inp["machine"])
+        topo = cpu_topology_from_fixture(inp["machine"])
     else:
         topo = topology_of(inp["topology"], ctx)
     policy = StaticPolicy(topo, int(inp.get("num_reserved_cpus") or 0))

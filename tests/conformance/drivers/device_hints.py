@@ -91,7 +91,13 @@ def _run_hints(vector: Mapping[str, Any], pod_scope: bool) -> None:
     pod = _pod(inp["pod"])
     active = list(inp.get("active_pods", [pod.uid]))
     state = InMemoryState()
-    manager = DeviceManager(inp["numa_nodes"], _NoAffinity(), state, lambda: active)
+    # The device manager releases whole pods: only the active pods' UIDs matter.
+    manager = DeviceManager(
+        inp["numa_nodes"],
+        _NoAffinity(),
+        state,
+        active_pods=lambda: dict.fromkeys(active, frozenset()),
+    )
     for resource, specs in inp["devices"].items():
         manager.add_source(InMemoryDeviceSource(resource, [_device(s) for s in specs]))
     pools = {r: manager.pool(r) for r in manager.resources()}

@@ -8,13 +8,13 @@ from typing import Any
 
 from numaplane.api.quantity import Quantity
 from numaplane.node.memorymanager.errors import MemoryManagerError
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.reserved import (
     MemoryReservation,
     convert_reserved,
     system_reserved_memory,
     validate_reserved_memory,
 )
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 from tests.conformance.drivers import VectorContext
 from tests.conformance.drivers.memory_hints import (
     OPS as HINT_OPS,

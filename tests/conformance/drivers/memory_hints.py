@@ -13,19 +13,21 @@ from typing import Any
 
 from numaplane.api.pod import Container, Pod
 from numaplane.node.errors import NodeError
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.policy_static import ReusableMemory, StaticPolicy
 from numaplane.node.memorymanager.state import (
     Block,
     InMemoryState,
-    assignments_from_json,
-    machine_state_from_json,
-    machine_state_to_json,
     machine_states_equal,
 )
 from numaplane.node.requests import MemoryRequestError, pod_memory_requests
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.testing.upstream_fixtures import (
+    assignments_from_json,
+    machine_from_cadvisor,
+    machine_state_from_json,
+    machine_state_to_json,
+)
 from tests.conformance.drivers import VectorContext
 
 Op = Callable[[Mapping[str, Any], Mapping[str, Any]], None]

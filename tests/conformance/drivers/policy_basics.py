@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from numaplane.node.cpumanager.manager import new_policy as new_cpu_policy
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.manager import new_policy as new_memory_policy
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 from tests.conformance.drivers import VectorContext, merge_policies
 from tests.conformance.drivers.cpu_assignment import topology_of
 from tests.conformance.drivers.memory_hints import FixedAffinity, new_policy_and_state

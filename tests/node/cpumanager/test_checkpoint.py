@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from numaplane.gofmt import go_parse_cpuset
 from numaplane.node.checkpoint import (
     CheckpointDecodeError,
     CheckpointRestoreError,
@@ -18,7 +19,6 @@ from numaplane.node.cpumanager.checkpoint import (
     CPUManagerCheckpointV1,
     checkpoint_of,
     load_checkpoint,
-    parse_go_cpuset,
     restore_state,
 )
 from numaplane.topology.cpuset import CPUSet
@@ -155,7 +155,7 @@ def test_restore_of_stored_state_gives_it_back() -> None:
 def test_go_cpuset_parse_errors(text: str, error: str) -> None:
     """cpuset.Parse errors are strconv.Atoi's."""
     with pytest.raises(ValueError, match=r"strconv\.Atoi") as info:
-        parse_go_cpuset(text)
+        go_parse_cpuset(text)
     assert str(info.value) == error
 
 

@@ -34,7 +34,7 @@ def _answers(details: CPUDetails) -> tuple[object, ...]:
 
 
 def _rebuilt(kept: set[int]) -> CPUDetails:
-    return CPUDetails((c, DETAILS[c]) for c in CPU_IDS if c in kept)
+    return CPUDetails.of((c, DETAILS[c]) for c in CPU_IDS if c in kept)
 
 
 @given(st.sets(st.integers(min_value=-2, max_value=40)))

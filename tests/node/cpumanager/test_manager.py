@@ -34,7 +34,8 @@ def test_manager_lifecycle() -> None:
     manager.remove_container("p", "c")
     assert manager.shared_pool() == CPUSet.parse("0-11")
     assert manager.exclusive_assignments() == {}
-    assert manager.metrics.shared_pool_size_millicores == 11000
+    pool = "kubelet_cpu_manager_shared_pool_size_millicores"
+    assert manager.metrics.registry.get_sample_value(pool) == 11000
 
 
 def test_none_manager_and_unknown_policy() -> None:

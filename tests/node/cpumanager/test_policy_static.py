@@ -10,9 +10,10 @@ from numaplane.api.pod import Container, Pod, ResourceRequirements
 from numaplane.api.quantity import Quantity
 from numaplane.node.cpumanager.errors import SMTAlignmentError
 from numaplane.node.cpumanager.metrics import (
-    ALIGNED_COMPUTE_RESOURCES,
+    EXCLUSIVE_CPU_ALLOCATION_COUNT,
     PINNING_ERRORS_TOTAL,
     PINNING_REQUESTS_TOTAL,
+    SHARED_POOL_SIZE_MILLICORES,
 )
 from numaplane.node.cpumanager.policy_none import NonePolicy
 from numaplane.node.cpumanager.policy_static import StaticPolicy
@@ -21,6 +22,7 @@ from numaplane.node.errors import ConfigurationError, NodeError, admit_result_of
 from numaplane.node.requests import guaranteed_cpus
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.node.topologymanager.metrics import ALIGNED_COMPUTE_RESOURCES
 from numaplane.topology.cpuset import CPUSet
 from tests.node.cpumanager.topos import DUAL_SOCKET_HT, DUAL_SOCKET_MULTI_NUMA_HT
 
@@ -81,13 +83,14 @@ def test_smt_alignment_error_reason_and_metrics() -> None:
     )
     ok = gu("ok", "4")
     policy.allocate(state, Pod.of("p", [ok]), ok)
-    samples = {(n, labels): v for n, labels, v in policy.metrics.samples()}
-    assert samples[(PINNING_REQUESTS_TOTAL, ())] == 2
-    assert samples[(PINNING_ERRORS_TOTAL, ())] == 1
-    key = (ALIGNED_COMPUTE_RESOURCES, (("boundary", "physical_cpu"), ("scope", "container")))
-    assert samples[key] == 1
-    assert policy.metrics.exclusive_cpu_allocation_count == 4
-    assert policy.metrics.shared_pool_size_millicores == 8000
+    value = policy.metrics.registry.get_sample_value
+    assert value(PINNING_REQUESTS_TOTAL) == 2
+    assert value(PINNING_ERRORS_TOTAL) == 1
+    # prometheus_client names every counter sample "<name>_total".
+    aligned = {"scope": "container", "boundary": "physical_cpu"}
+    assert value(ALIGNED_COMPUTE_RESOURCES + "_total", aligned) == 1
+    assert value(EXCLUSIVE_CPU_ALLOCATION_COUNT) == 4
+    assert value(SHARED_POOL_SIZE_MILLICORES) == 8000
 
 
 def test_plain_allocation_errors_are_unexpected() -> None:
@@ -193,5 +196,5 @@ def test_pod_level_resources_stay_shared() -> None:
     policy.start(state)
     policy.allocate(state, pod, c)
     assert state.get_cpu_assignments() == {}
-    assert policy.metrics.pinning_requests_total == 0
+    assert policy.metrics.registry.get_sample_value(PINNING_REQUESTS_TOTAL) == 0
     assert policy.get_pod_topology_hints(state, pod) is None

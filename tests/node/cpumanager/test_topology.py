@@ -9,6 +9,7 @@ import pytest
 from numaplane.node.cpumanager.cpu_details import CPUDetails, CPUInfo
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import NodeError
+from numaplane.testing.upstream_fixtures import cpu_topology_from_fixture
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.model import CPU, Machine, NUMANode
 from tests.node.cpumanager.topos import DUAL_SOCKET_MULTI_NUMA_HT
@@ -59,7 +60,7 @@ def test_from_machine_falls_back_to_socket_for_uncore() -> None:
 
 
 def test_from_fixture_cadvisor_shape() -> None:
-    topo = CPUTopology.from_fixture(
+    topo = cpu_topology_from_fixture(
         {
             "cadvisor_topology": [
                 {"numa": 0, "cores": [{"socket": 0, "id": 0, "threads": [4, 0]}]},
@@ -73,7 +74,7 @@ def test_from_fixture_cadvisor_shape() -> None:
 
 
 def test_from_fixture_keeps_declared_zero_counts() -> None:
-    topo = CPUTopology.from_fixture(
+    topo = cpu_topology_from_fixture(
         {
             "num_cpus": 2,
             "num_sockets": 1,
@@ -147,7 +148,9 @@ def test_unknown_cpu_is_a_node_error() -> None:
 
 
 def test_uncore_alignment() -> None:
-    details = CPUDetails({0: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0), 2: CPUInfo(0, 0, 2, 1)})
+    details = CPUDetails.of(
+        {0: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0), 2: CPUInfo(0, 0, 2, 1)}
+    )
     topo = CPUTopology(3, 1, 3, details)
     assert topo.is_aligned_at_uncore_cache([0, 1])
     assert not topo.is_aligned_at_uncore_cache([0, 2])

@@ -27,7 +27,7 @@ def grid(
         num_cpus=cores * threads,
         num_sockets=sockets,
         num_cores=cores,
-        details=CPUDetails(info),
+        details=CPUDetails.of(info),
         num_numa_nodes=numas,
         num_uncore_cache=numas * uncore_per_numa,
     )

@@ -12,6 +12,7 @@ from numaplane.node.devicemanager.errors import DeviceManagerError
 from numaplane.node.devicemanager.manager import DeviceManager
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState
+from numaplane.node.stale_state import ActivePods
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 
@@ -34,7 +35,10 @@ def make(
 ) -> tuple[DeviceManager, InMemoryDeviceSource, Affinities]:
     affinities = Affinities()
     source = InMemoryDeviceSource("gpu", devices, allocate_response=b"resp")
-    getter = (lambda: active) if active is not None else None
+    getter: ActivePods | None = None
+    if active is not None:
+        uids = active
+        getter = lambda: dict.fromkeys(uids, frozenset())  # noqa: E731
     manager = DeviceManager([0, 1], affinities, active_pods=getter)
     manager.add_source(source)
     return manager, source, affinities

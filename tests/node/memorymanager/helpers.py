@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from numaplane.api.pod import Container, Pod
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.policy_static import StaticPolicy
 from numaplane.node.memorymanager.state import InMemoryState
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 from numaplane.topology.model import Machine
 
 MB = 1 << 20

@@ -1,7 +1,6 @@
 """The memory manager's fast paths give the answers of their plain definitions.
 
-- the remembered stale-state check (``MemoryManager._verified``) releases exactly what
-  the full check does;
+- the stale-state cleanup before hints releases exactly the containers no active pod names;
 - ``memory_hint_sets`` (cached rules, single nodes tested inline) lists what ``list_hints``
   lists, also for states the cache has seen with other values;
 - ``reserve_blocks`` / ``release_blocks`` equal ``reserve`` / ``release`` applied in turn.
@@ -23,6 +22,7 @@ from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
 from numaplane.node.memorymanager.reserved import MemoryReservation
 from numaplane.node.memorymanager.state import Block, MemoryTable, NUMANodeState
 from numaplane.node.memorymanager.topology_hints import list_hints
+from numaplane.node.stale_state import active_containers
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from tests.node.memorymanager.helpers import GB, MB, SettableAffinity, guaranteed, hint, machine
@@ -42,13 +42,13 @@ class _Node:
 def _node() -> _Node:
     affinity = SettableAffinity()
     active: list[Pod] = []
-    manager = MemoryManager.new(
+    manager = MemoryManager.create(
         "Static",
         machine(3, 4 * GB),
         affinity,
         node_allocatable_reservation={"memory": Quantity.parse("1536Mi")},
         reserved_memory=_RESERVED,
-        active_pods=lambda: active,
+        active_pods=lambda: active_containers(active),
     )
     manager.start()
     return _Node(manager, affinity, active)
@@ -86,10 +86,8 @@ _OPS = st.one_of(
 )
 
 
-def _apply(node: _Node, op: _Op, reference: bool) -> str:
+def _apply(node: _Node, op: _Op) -> str:
     manager = node.manager
-    if reference:
-        manager._verified = None  # the plain check, every time
     try:
         if op.kind == "admit":
             pod = _pod(op.uid, op.names, (op.size,) * len(op.names))
@@ -97,8 +95,6 @@ def _apply(node: _Node, op: _Op, reference: bool) -> str:
             node.affinity.hint = hint(op.index, preferred=True)
             for container in pod.containers:
                 manager.get_topology_hints(pod, container)
-                if reference:
-                    manager._verified = None
                 manager.allocate(pod, container)
         elif op.kind == "remove":
             manager.remove_container(op.uid, op.names[0])
@@ -124,26 +120,33 @@ def _apply(node: _Node, op: _Op, reference: bool) -> str:
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_OPS, max_size=25))
-def test_stale_check_memo_releases_what_the_full_check_releases(ops: list[_Op]) -> None:
-    fast, plain = _node(), _node()
+def test_stale_cleanup_releases_exactly_what_no_active_pod_names(ops: list[_Op]) -> None:
+    node = _node()
     for op in ops:
-        assert _apply(fast, op, False) == _apply(plain, op, True)
-        assert fast.manager.state.get_memory_assignments() == (
-            plain.manager.state.get_memory_assignments()
-        )
-        assert fast.manager.state.get_machine_state() == plain.manager.state.get_machine_state()
+        before = node.manager.state.get_memory_assignments()
+        _apply(node, op)
+        if op.kind != "hints":
+            continue
+        active = active_containers(node.active)
+        kept = {
+            (uid, name)
+            for uid, containers in before.items()
+            for name in containers
+            if name in active.get(uid, frozenset())
+        }
+        after = node.manager.state.get_memory_assignments()
+        assert {(uid, name) for uid, containers in after.items() for name in containers} == kept
 
 
-def test_stale_check_memo_sees_a_pod_leaving_after_it_was_verified() -> None:
+def test_a_pod_leaving_is_released_at_the_next_hints() -> None:
     node = _node()
     p = _pod("p", ("x",), (1,))
     node.active.append(p)
     node.affinity.hint = hint(0, preferred=True)
     node.manager.allocate(p, p.containers[0])
     q = _pod("q", ("x",), (1,))
-    node.manager.get_topology_hints(q, q.containers[0])  # verified: nothing stale
-    assert node.manager._verified is not None
-    node.manager.get_topology_hints(q, q.containers[0])  # the same pods: remembered
+    node.manager.get_topology_hints(q, q.containers[0])
+    assert node.manager.get_memory("p", "x") is not None
     node.active.clear()
     node.manager.get_topology_hints(q, q.containers[0])
     assert node.manager.get_memory("p", "x") is None

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from numaplane.node.memorymanager.machine_state import default_machine_state, machine_from_cadvisor
+from numaplane.node.memorymanager.machine_state import default_machine_state
 from numaplane.node.memorymanager.state import MemoryTable
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 
 MB = 1 << 20
 GB = 1 << 30

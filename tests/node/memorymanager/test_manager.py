@@ -15,6 +15,7 @@ from numaplane.node.memorymanager.manager import MemoryManager
 from numaplane.node.memorymanager.metrics import PINNING_ERRORS_TOTAL, PINNING_REQUESTS_TOTAL
 from numaplane.node.memorymanager.reserved import MemoryReservation
 from numaplane.node.memorymanager.state import Block, InMemoryState
+from numaplane.node.stale_state import active_containers
 from numaplane.node.topologymanager.provider import HintProvider
 from tests.node.memorymanager.helpers import GB, MB, SettableAffinity, guaranteed, machine, pod
 
@@ -23,7 +24,7 @@ ALLOCATABLE = {"memory": Quantity.parse("1Gi")}
 
 
 def _static(**kwargs: object) -> MemoryManager:
-    manager = MemoryManager.new(
+    manager = MemoryManager.create(
         "Static",
         machine(2, 2 * GB),
         SettableAffinity(),
@@ -37,13 +38,13 @@ def _static(**kwargs: object) -> MemoryManager:
 
 def test_unknown_policy_and_bad_reservation_are_refused() -> None:
     with pytest.raises(MemoryConfigurationError, match='unknown policy: "static"'):
-        MemoryManager.new("static", machine(1, GB), SettableAffinity())
+        MemoryManager.create("static", machine(1, GB), SettableAffinity())
     with pytest.raises(ReservedMemoryError, match='the total amount "1Gi"'):
-        MemoryManager.new("Static", machine(2, GB), SettableAffinity(), reserved_memory=RESERVED)
+        MemoryManager.create("Static", machine(2, GB), SettableAffinity(), reserved_memory=RESERVED)
 
 
 def test_none_policy_offers_nothing() -> None:
-    manager = MemoryManager.new("None", machine(1, GB), SettableAffinity())
+    manager = MemoryManager.create("None", machine(1, GB), SettableAffinity())
     manager.start()
     p = pod("p", guaranteed("c", GB))
     provider: HintProvider = manager
@@ -69,7 +70,9 @@ def test_static_manager_allocates_reports_and_releases() -> None:
     manager.allocate(p, p.containers[0])
     assert manager.get_memory_numa_nodes(p, p.containers[0]) == frozenset({0})
     assert manager.get_memory("p", "c") == (Block((0,), "memory", GB),)
-    assert manager.metrics.samples() == {PINNING_REQUESTS_TOTAL: 1, PINNING_ERRORS_TOTAL: 0}
+    registry = manager.metrics.registry
+    assert registry.get_sample_value(PINNING_REQUESTS_TOTAL) == 1
+    assert registry.get_sample_value(PINNING_ERRORS_TOTAL) == 0
     manager.remove_container("p", "c")
     assert manager.state.get_memory_assignments() == {}
     assert manager.get_memory_numa_nodes(p, p.containers[0]) is None
@@ -77,7 +80,7 @@ def test_static_manager_allocates_reports_and_releases() -> None:
 
 def test_stale_containers_are_released_before_hints_and_allocation() -> None:
     active: list[Pod] = []
-    manager = _static(active_pods=lambda: active)
+    manager = _static(active_pods=lambda: active_containers(active))
     p = pod("p", guaranteed("c", GB))
     active.append(p)
     manager.allocate(p, p.containers[0])

@@ -10,13 +10,13 @@ import pytest
 
 from numaplane.api.quantity import Quantity
 from numaplane.node.memorymanager.errors import ReservedMemoryError
-from numaplane.node.memorymanager.machine_state import machine_from_cadvisor
 from numaplane.node.memorymanager.reserved import (
     MemoryReservation,
     convert_reserved,
     system_reserved_memory,
     validate_reserved_memory,
 )
+from numaplane.testing.upstream_fixtures import machine_from_cadvisor
 
 MACHINE = machine_from_cadvisor({"topology": [{"id": 0}, {"id": 1}]})
 NOT_EQUAL = (

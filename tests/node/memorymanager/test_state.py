@@ -11,11 +11,13 @@ from numaplane.node.memorymanager.state import (
     InMemoryState,
     MemoryTable,
     NUMANodeState,
+    machine_states_equal,
+)
+from numaplane.testing.upstream_fixtures import (
     assignments_from_json,
     assignments_to_json,
     machine_state_from_json,
     machine_state_to_json,
-    machine_states_equal,
 )
 
 CHECKPOINT_JSON = {

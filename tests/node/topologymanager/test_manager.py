@@ -138,10 +138,9 @@ def test_container_scope_aligns_init_containers_first() -> None:
     want = TopologyHint(BitMask(1), True)
     assert cpu.log == [("init", want), ("sidecar", want), ("app", want)]
     assert mem.log == cpu.log
-    aligned = manager.metrics.aligned_compute_resources
-    assert aligned.get("container", "numa_node") == 3
-    assert manager.metrics.admission_requests_total.value == 1
-    assert manager.metrics.admission_duration_ms.count == 1
+    assert _aligned(manager, "container") == 3
+    assert _value(manager, "kubelet_topology_manager_admission_requests_total") == 1
+    assert _value(manager, "kubelet_topology_manager_admission_duration_ms_count") == 1
 
 
 def test_container_scope_rejection_counts_and_keeps_earlier_state() -> None:
@@ -158,7 +157,7 @@ def test_container_scope_rejection_counts_and_keeps_earlier_state() -> None:
     assert later.log == [("init", TopologyHint(BitMask(0), True))]
     assert manager.get_affinity("uid", "init") == TopologyHint(BitMask(0), True)
     assert manager.get_affinity("uid", "sidecar") == TopologyHint(BitMask(0), True)
-    assert manager.metrics.admission_errors_total.value == 1
+    assert _value(manager, "kubelet_topology_manager_admission_errors_total") == 1
     failed = result.explanation.decisions[-1]
     assert (failed.failed_provider, failed.error) == ("cpu", "boom")
 
@@ -184,9 +183,8 @@ def test_single_numa_node_rejection_counts_failure() -> None:
         "Resources cannot be allocated with Topology locality",
     )
     assert cpu.log == []
-    failure = manager.metrics.aligned_compute_resources_failure
-    assert failure.get("container", "numa_node") == 1
-    assert manager.metrics.admission_errors_total.value == 1
+    assert _aligned(manager, "container", failure=True) == 1
+    assert _value(manager, "kubelet_topology_manager_admission_errors_total") == 1
 
 
 def test_pod_scope_stores_one_hint_and_allocates_after_each_store() -> None:
@@ -197,7 +195,7 @@ def test_pod_scope_stores_one_hint_and_allocates_after_each_store() -> None:
     result = manager.admit(_pod())
     want = TopologyHint(BitMask(0), True)
     assert cpu.log == [("init", want), ("sidecar", want), ("app", want)]
-    assert manager.metrics.aligned_compute_resources.get("pod", "numa_node") == 1
+    assert _aligned(manager, "pod") == 1
     (decision,) = result.explanation.decisions
     assert decision.containers == ("init", "sidecar", "app")
 
@@ -210,7 +208,7 @@ def test_none_policy_allocates_without_storing() -> None:
     assert manager.admit(_pod()).admitted
     assert [name for name, _ in cpu.log] == ["init", "sidecar", "app"]
     assert all(seen == TopologyHint(None, False) for _, seen in cpu.log)
-    assert manager.metrics.admission_requests_total.value == 1
+    assert _value(manager, "kubelet_topology_manager_admission_requests_total") == 1
 
 
 def test_explanation_keeps_the_empties_apart_and_renders() -> None:
@@ -235,7 +233,7 @@ def test_clock_is_injected_for_duration() -> None:
     ticks = iter([1.0, 1.25])
     manager = TopologyManager(TWO, "best-effort", clock=lambda: next(ticks))
     manager.admit(Pod.of("uid", containers=[Container.of("app")]))
-    assert manager.metrics.admission_duration_ms.sum == 250.0
+    assert _value(manager, "kubelet_topology_manager_admission_duration_ms_sum") == 250.0
 
 
 def test_remove_container_and_pod() -> None:
@@ -250,3 +248,15 @@ def test_remove_container_and_pod() -> None:
     assert manager.get_affinity("uid", "init") == TopologyHint(BitMask(0), True)
     manager.remove_pod("uid")
     assert manager.store.snapshot() == {}
+
+
+def _value(manager: TopologyManager, sample: str, labels: dict[str, str] | None = None) -> float:
+    value = manager.metrics.registry.get_sample_value(sample, labels)
+    assert value is not None, f"no sample {sample} {labels}"
+    return value
+
+
+def _aligned(manager: TopologyManager, scope: str, *, failure: bool = False) -> float:
+    # prometheus_client names every counter sample "<name>_total".
+    name = "kubelet_container_aligned_compute_resources_" + ("failure_" if failure else "")
+    return _value(manager, name + "count_total", {"scope": scope, "boundary": "numa_node"})

@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from numaplane.api.featuregates import FeatureGates
+from numaplane.gofmt import go_atoi, go_parse_bool
 from numaplane.node.topologymanager.policy_options import (
     PolicyOptionError,
     PolicyOptions,
-    parse_go_bool,
-    parse_go_int,
     parse_policy_options,
 )
 
@@ -113,21 +112,21 @@ def test_prefer_most_allocated_only_with_single_numa_node() -> None:
 )
 def test_go_bool_accepts_what_go_accepts(text: str, value: bool) -> None:
     """``strconv.ParseBool``'s spellings."""
-    assert parse_go_bool(text) is value
+    assert go_parse_bool(text) is value
 
 
 @pytest.mark.parametrize("text", ["yes", "tRUE", "", " true"])
 def test_go_bool_rejects_others(text: str) -> None:
     """Anything else is invalid syntax."""
     with pytest.raises(ValueError, match="invalid syntax"):
-        parse_go_bool(text)
+        go_parse_bool(text)
 
 
 def test_go_int_sign_and_range() -> None:
     """``strconv.Atoi``: optional sign, decimal digits, 64-bit range."""
-    assert parse_go_int("+12") == 12
-    assert parse_go_int("-3") == -3
+    assert go_atoi("+12") == 12
+    assert go_atoi("-3") == -3
     with pytest.raises(ValueError, match="invalid syntax"):
-        parse_go_int("1_000")
+        go_atoi("1_000")
     with pytest.raises(ValueError, match="value out of range"):
-        parse_go_int("9223372036854775808")
+        go_atoi("9223372036854775808")

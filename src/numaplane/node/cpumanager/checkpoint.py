@@ -9,11 +9,11 @@ normalised to that); a stored checksum of 0 is accepted unverified, as upstream.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from numaplane.gofmt import go_parse_cpuset, go_quote
 from numaplane.node.checkpoint import (
     CheckpointDecodeError,
     CheckpointError,
@@ -27,7 +27,6 @@ from numaplane.node.gocodec import (
     GoField,
     GoType,
     go_checksum,
-    go_percent_q,
     map_of,
     ptr_to,
     spew_sharp_v,
@@ -246,25 +245,25 @@ def restore_state(
         checkpoint = load_checkpoint(data, source=source, containers=containers)
         if checkpoint.policy_name != policy_name:
             raise CheckpointError(
-                f"configured policy {go_percent_q(policy_name)} differs from state checkpoint "
-                f"policy {go_percent_q(checkpoint.policy_name)}"
+                f"configured policy {go_quote(policy_name)} differs from state checkpoint "
+                f"policy {go_quote(checkpoint.policy_name)}"
             )
         try:
-            default = parse_go_cpuset(checkpoint.default_cpu_set)
+            default = go_parse_cpuset(checkpoint.default_cpu_set)
         except ValueError as exc:
             raise CheckpointError(
-                f"could not parse default cpu set {go_percent_q(checkpoint.default_cpu_set)}: {exc}"
+                f"could not parse default cpu set {go_quote(checkpoint.default_cpu_set)}: {exc}"
             ) from None
         assignments: dict[str, dict[str, CPUSet]] = {}
         for pod, containers_cpus in checkpoint.entries.items():
             assignments[pod] = {}
             for container, text in containers_cpus.items():
                 try:
-                    assignments[pod][container] = parse_go_cpuset(text)
+                    assignments[pod][container] = go_parse_cpuset(text)
                 except ValueError as exc:
                     raise CheckpointError(
-                        f"could not parse cpuset {go_percent_q(text)} for container "
-                        f"{go_percent_q(container)} in pod {go_percent_q(pod)}: {exc}"
+                        f"could not parse cpuset {go_quote(text)} for container "
+                        f"{go_quote(container)} in pod {go_quote(pod)}: {exc}"
                     ) from None
     except CheckpointError as exc:
         raise CheckpointRestoreError(str(exc), source=source) from exc
@@ -283,46 +282,3 @@ def checkpoint_of(
     return CPUManagerCheckpoint(
         policy_name, str(default_cpu_set), entries, checkpoint.compute_checksum()
     )
-
-
-# -- Go's cpuset.Parse and strconv.Atoi, for their error messages ---------------------------
-
-_ATOI = re.compile(r"[+-]?[0-9]+\Z")
-_INT_MAX = (1 << 63) - 1
-
-
-def _atoi(text: str) -> int:
-    if not _ATOI.match(text):
-        raise ValueError(f"strconv.Atoi: parsing {go_percent_q(text)}: invalid syntax")
-    value = int(text)
-    if not -_INT_MAX - 1 <= value <= _INT_MAX:
-        raise ValueError(f"strconv.Atoi: parsing {go_percent_q(text)}: value out of range")
-    return value
-
-
-def parse_go_cpuset(text: str) -> CPUSet:
-    """``cpuset.Parse`` (k8s.io/utils): the Linux list format, with Go's error messages.
-
-    Raises ``ValueError`` worded as upstream, e.g.
-    ``strconv.Atoi: parsing "1.3": invalid syntax`` or ``invalid range "3-1" (3 > 1)``.
-    """
-    if text == "":
-        return CPUSet()
-    ids: set[int] = set()
-    for item in text.split(","):
-        low_text, dash, high_text = item.partition("-")
-        if not dash:
-            ids.add(_check_id(_atoi(low_text), item))
-            continue
-        low, high = _atoi(low_text), _atoi(high_text)
-        if low > high:
-            raise ValueError(f"invalid range {go_percent_q(item)} ({low} > {high})")
-        ids.update(range(_check_id(low, item), high + 1))
-    return CPUSet(ids)
-
-
-def _check_id(cpu: int, item: str) -> int:
-    # Go would store a negative id; a CPUSet cannot, so say so rather than crash.
-    if cpu < 0:
-        raise ValueError(f"negative CPU id in {go_percent_q(item)}")
-    return cpu

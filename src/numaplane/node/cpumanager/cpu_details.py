@@ -145,21 +145,19 @@ class CPUDetails(Mapping[int, CPUInfo]):
 
     __slots__ = ("_index", "_mask")
 
-    _index: UnitIndex
-    _mask: int
+    def __init__(self, index: UnitIndex, mask: int | None = None) -> None:
+        """The CPUs of ``index`` whose bit is set in ``mask`` (all of them by default)."""
+        self._index = index
+        self._mask = index.full if mask is None else mask
 
-    def __init__(self, info: Mapping[int, CPUInfo] | Iterable[tuple[int, CPUInfo]] = ()) -> None:
+    @classmethod
+    def of(cls, info: Mapping[int, CPUInfo] | Iterable[tuple[int, CPUInfo]] = ()) -> CPUDetails:
+        """The details of the CPUs in ``info`` (CPU id -> ``CPUInfo``)."""
         items = dict(info.items() if isinstance(info, Mapping) else info)
-        self._index = UnitIndex(dict(sorted(items.items())))
-        self._mask = self._index.full
+        return cls(UnitIndex(dict(sorted(items.items()))))
 
     def _restricted(self, mask: int) -> CPUDetails:
-        if mask == self._mask:
-            return self
-        rest = CPUDetails.__new__(CPUDetails)
-        rest._index = self._index
-        rest._mask = mask
-        return rest
+        return self if mask == self._mask else CPUDetails(self._index, mask)
 
     # -- mapping protocol ------------------------------------------------------------------
 
@@ -257,10 +255,6 @@ class CPUDetails(Mapping[int, CPUInfo]):
         """How many CPUs are in one NUMA node (without building a set)."""
         return (self._index.by_kind[NUMA].get(numa, 0) & self._mask).bit_count()
 
-    def count_in_socket(self, socket: int) -> int:
-        """How many CPUs are in one socket."""
-        return (self._index.by_kind[SOCKET].get(socket, 0) & self._mask).bit_count()
-
     def count_in_core(self, core: int) -> int:
         """How many CPUs are in one core."""
         return (self._index.by_kind[CORE].get(core, 0) & self._mask).bit_count()
@@ -282,18 +276,6 @@ class CPUDetails(Mapping[int, CPUInfo]):
     def cores_in_numa_nodes(self, *ids: int) -> tuple[int, ...]:
         """Cores having a CPU in any of the NUMA nodes."""
         return self._ids_of(NUMA, ids, CORE)
-
-    def cores_in_sockets(self, *ids: int) -> tuple[int, ...]:
-        """Cores having a CPU in any of the sockets."""
-        return self._ids_of(SOCKET, ids, CORE)
-
-    def uncore_in_numa_nodes(self, *ids: int) -> tuple[int, ...]:
-        """Uncore caches having a CPU in any of the NUMA nodes."""
-        return self._ids_of(NUMA, ids, UNCORE)
-
-    def uncore_caches_in_sockets(self, *ids: int) -> tuple[int, ...]:
-        """Uncore caches having a CPU in any of the sockets."""
-        return self._ids_of(SOCKET, ids, UNCORE)
 
     def cores_in_uncore_caches(self, *ids: int) -> tuple[int, ...]:
         """Cores having a CPU that shares any of the uncore caches."""

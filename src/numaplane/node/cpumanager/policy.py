@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from numaplane.api.pod import Container, Pod
+from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.state import State, StateReader
 from numaplane.node.topologymanager.hint import ProviderHints
 from numaplane.topology.cpuset import CPUSet
@@ -19,6 +20,11 @@ class Policy(Protocol):
     @property
     def name(self) -> str:
         """The configuration name (``cpuManagerPolicy``)."""
+        ...
+
+    @property
+    def metrics(self) -> CPUManagerMetrics:
+        """The series the policy updates."""
         ...
 
     def start(self, state: State) -> None:

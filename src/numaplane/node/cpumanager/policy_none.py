@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from numaplane.api.pod import Container, Pod
+from numaplane.gofmt import go_map
+from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.state import State, StateReader
 from numaplane.node.errors import ConfigurationError
 from numaplane.node.topologymanager.hint import ProviderHints
@@ -13,19 +15,16 @@ from numaplane.topology.cpuset import CPUSet
 POLICY_NONE = "none"
 
 
-def _go_map(options: Mapping[str, str]) -> str:
-    # How Go's %v prints a map[string]string: keys sorted, "map[k:v k2:v2]".
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(options.items())) + "]"
-
-
 class NonePolicy:
     """Upstream ``nonePolicy``: accepts no options, never allocates, offers no hints."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, options: Mapping[str, str] | None = None, *, metrics: CPUManagerMetrics | None = None
+    ) -> None:
         if options:
-            raise ConfigurationError(
-                f"None policy: received unsupported options={_go_map(options)}"
-            )
+            raise ConfigurationError(f"None policy: received unsupported options={go_map(options)}")
+        # Never updated, but exported at zero as the kubelet exports them under any policy.
+        self.metrics = metrics if metrics is not None else CPUManagerMetrics()
 
     @property
     def name(self) -> str:

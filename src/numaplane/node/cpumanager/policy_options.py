@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Final, Protocol
 
+from numaplane.gofmt import go_parse_bool
 from numaplane.node.cpumanager.topology import CPUTopology
 from numaplane.node.errors import ConfigurationError
 
@@ -100,19 +101,6 @@ def check_policy_option_available(option: str, gates: GateReader) -> None:
         )
 
 
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
-
-
-def parse_go_bool(text: str) -> bool:
-    """Go's ``strconv.ParseBool``; ``ValueError`` with Go's message otherwise."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
-
-
 # Option name -> field of StaticPolicyOptions.
 _FIELD_OF: Final[Mapping[str, str]] = {
     FULL_PCPUS_ONLY: "full_physical_cpus_only",
@@ -149,7 +137,7 @@ class StaticPolicyOptions:
         for name, value in sorted((options or {}).items()):
             check_policy_option_available(name, gates)
             try:
-                values[_FIELD_OF[name]] = parse_go_bool(value)
+                values[_FIELD_OF[name]] = go_parse_bool(value)
             except ValueError as err:
                 raise ConfigurationError(f'bad value for option "{name}": {err}') from None
         opts = cls(**values)

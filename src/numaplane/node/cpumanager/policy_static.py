@@ -25,11 +25,7 @@ from numaplane.node.cpumanager.cpu_assignment import (
     take_by_topology_numa_packed,
 )
 from numaplane.node.cpumanager.errors import SMTAlignmentError
-from numaplane.node.cpumanager.metrics import (
-    BOUNDARY_PHYSICAL_CPU,
-    BOUNDARY_UNCORE_CACHE,
-    CPUManagerMetrics,
-)
+from numaplane.node.cpumanager.metrics import CPUManagerMetrics
 from numaplane.node.cpumanager.numa_distributed import take_by_topology_numa_distributed
 from numaplane.node.cpumanager.policy_options import GateReader, StaticPolicyOptions
 from numaplane.node.cpumanager.state import State, StateReader
@@ -38,6 +34,7 @@ from numaplane.node.errors import ConfigurationError, NodeError
 from numaplane.node.requests import guaranteed_cpus
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.metrics import BOUNDARY_PHYSICAL_CPU, BOUNDARY_UNCORE_CACHE
 from numaplane.node.topologymanager.provider import AffinityReader
 from numaplane.topology.cpuset import CPUSet
 
@@ -171,11 +168,11 @@ class StaticPolicy:
         num_cpus = guaranteed_cpus(pod, container)
         if num_cpus == 0:
             return
-        self.metrics.pinning_requests_total += 1
+        self.metrics.pinning_requests_total.inc()
         try:
             self._allocate(state, pod, container, num_cpus)
         except NodeError:
-            self.metrics.pinning_errors_total += 1
+            self.metrics.pinning_errors_total.inc()
             if self.options.full_physical_cpus_only:
                 self.metrics.count_aligned_failure(BOUNDARY_PHYSICAL_CPU)
             raise
@@ -198,7 +195,7 @@ class StaticPolicy:
         cpus = self.allocate_cpus(state, num_cpus, hint.numa_affinity, reusable)
         state.set_cpu_set(pod.uid, container.name, cpus)
         self._update_cpus_to_reuse(pod, container, cpus)
-        self._on_allocate(state, cpus)
+        self._on_allocate(cpus)
 
     def allocate_cpus(
         self, state: State, num_cpus: int, numa_affinity: BitMask | None, reusable: CPUSet
@@ -262,7 +259,7 @@ class StaticPolicy:
         state.delete(pod_uid, container_name)
         released = cpus - in_use
         state.set_default_cpu_set(state.get_default_cpu_set() | released)
-        self._on_release(state, released)
+        self._on_release(released)
 
     # -- hints -----------------------------------------------------------------------------
 
@@ -294,23 +291,19 @@ class StaticPolicy:
     # -- metrics ---------------------------------------------------------------------------
 
     def _init_metrics(self, state: StateReader) -> None:
-        self.metrics.shared_pool_size_millicores = len(self.get_available_cpus(state)) * 1000
-        self._refresh_exclusive(state)
+        self.metrics.shared_pool_size_millicores.set(len(self.get_available_cpus(state)) * 1000)
+        # Read from the state as it is when collected (the agent's repair may edit it directly).
+        self.metrics.track_exclusive(
+            self.topology.cpus_per_numa_node, lambda: self._exclusive_metrics(state)
+        )
 
-    def _on_allocate(self, state: StateReader, cpus: CPUSet) -> None:
-        self.metrics.shared_pool_size_millicores -= len(cpus) * 1000
+    def _on_allocate(self, cpus: CPUSet) -> None:
+        self.metrics.shared_pool_size_millicores.dec(len(cpus) * 1000)
         if self.topology.is_aligned_at_uncore_cache(cpus):
             self.metrics.count_aligned(BOUNDARY_UNCORE_CACHE)
-        self._refresh_exclusive(state)
 
-    def _on_release(self, state: StateReader, cpus: CPUSet) -> None:
-        self.metrics.shared_pool_size_millicores += len(cpus) * 1000
-        self._refresh_exclusive(state)
-
-    def _refresh_exclusive(self, state: StateReader) -> None:
-        # Computed when read, from the state as it is then (the agent's repair may have edited
-        # it directly since).
-        self.metrics.defer_exclusive(lambda: self._exclusive_metrics(state))
+    def _on_release(self, cpus: CPUSet) -> None:
+        self.metrics.shared_pool_size_millicores.inc(len(cpus) * 1000)
 
     def _exclusive_metrics(self, state: StateReader) -> tuple[int, dict[int, int]]:
         exclusive = CPUSet().union(

@@ -14,7 +14,6 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
 
 from numaplane.node.cpumanager.cpu_details import NUMA, UNCORE, CPUDetails, CPUInfo
 from numaplane.node.errors import NodeError
@@ -90,14 +89,6 @@ class CPUTopology:
         """The core of ``cpu``; ``NodeError`` for an unknown CPU."""
         return self._info(cpu).core
 
-    def cpu_socket_id(self, cpu: int) -> int:
-        """The socket of ``cpu``; ``NodeError`` for an unknown CPU."""
-        return self._info(cpu).socket
-
-    def cpu_numa_node_id(self, cpu: int) -> int:
-        """The NUMA node of ``cpu``; ``NodeError`` for an unknown CPU."""
-        return self._info(cpu).numa
-
     def is_aligned_at_uncore_cache(self, cpus: Iterable[int]) -> bool:
         """Whether the CPUs share one uncore cache (trivially so for at most one CPU)."""
         mask = cpus.mask() if isinstance(cpus, CPUSet) else None
@@ -137,7 +128,7 @@ class CPUTopology:
         if not online:
             raise NodeError("could not detect number of cpus")
         no_uncore = all(c.uncore_cache == 0 for c in online)
-        details = CPUDetails(
+        details = CPUDetails.of(
             (
                 c.id,
                 CPUInfo(
@@ -153,72 +144,6 @@ class CPUTopology:
             num_cpus=len(online),
             num_sockets=len({c.socket for c in online}),
             num_cores=len({(c.numa, c.physical_core) for c in online}),
-            details=details,
-            num_numa_nodes=len(details.numa_nodes()),
-            num_uncore_cache=len(details.uncore_caches()),
-        )
-
-    @classmethod
-    def from_fixture(cls, data: Mapping[str, Any]) -> CPUTopology:
-        """A topology from a vector fixture.
-
-        Two shapes are accepted: ``topologies.json`` entries (``num_cpus`` ... and ``cpus``:
-        ``[{cpu, core, socket, numa[, uncore_cache]}]``, counters taken as declared, ``None`` =
-        0) and cAdvisor topologies (``cadvisor_topology``: ``[{numa, cores: [{socket, id,
-        threads[, uncore_cache]}]}]``), which are discovered as ``topology.Discover`` does.
-        """
-        if "cadvisor_topology" in data:
-            return cls._from_cadvisor(data["cadvisor_topology"])
-        details = CPUDetails(
-            (
-                int(e["cpu"]),
-                CPUInfo(
-                    numa=int(e["numa"]),
-                    socket=int(e["socket"]),
-                    core=int(e["core"]),
-                    uncore_cache=int(e.get("uncore_cache") or 0),
-                ),
-            )
-            for e in data["cpus"]
-        )
-        return cls(
-            num_cpus=int(data.get("num_cpus") or 0),
-            num_sockets=int(data.get("num_sockets") or 0),
-            num_cores=int(data.get("num_cores") or 0),
-            details=details,
-            num_numa_nodes=int(data.get("num_numa_nodes") or 0),
-            num_uncore_cache=int(data.get("num_uncore_cache") or 0),
-        )
-
-    @classmethod
-    def _from_cadvisor(cls, nodes: Iterable[Mapping[str, Any]]) -> CPUTopology:
-        info: dict[int, CPUInfo] = {}
-        num_cores = 0
-        sockets: set[int] = set()
-        for node in nodes:
-            cores = node.get("cores") or ()
-            num_cores += len(cores)
-            for core in cores:
-                threads = [int(t) for t in core["threads"]]
-                if not threads:
-                    raise NodeError("no cpus provided")
-                if len(set(threads)) != len(threads):
-                    raise NodeError("cpus provided are not unique")
-                socket = int(core["socket"])
-                sockets.add(socket)
-                uncore = core.get("uncore_cache")
-                for cpu in threads:
-                    info[cpu] = CPUInfo(
-                        numa=int(node["numa"]),
-                        socket=socket,
-                        core=min(threads),
-                        uncore_cache=socket if uncore is None else int(uncore),
-                    )
-        details = CPUDetails(info)
-        return cls(
-            num_cpus=len(info),
-            num_sockets=len(sockets),
-            num_cores=num_cores,
             details=details,
             num_numa_nodes=len(details.numa_nodes()),
             num_uncore_cache=len(details.uncore_caches()),

@@ -18,10 +18,10 @@ are not handed out again (upstream would reuse them).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
+from numaplane.gofmt import go_quote
 from numaplane.node.devicemanager.device import (
     NODE_WITHOUT_TOPOLOGY,
     DeviceIndex,
@@ -33,11 +33,6 @@ from numaplane.node.devicemanager.errors import DeviceManagerError, DeviceSource
 from numaplane.node.devicemanager.source import PreferredAllocationFn
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-
-
-def go_quote(text: str) -> str:
-    """``text`` as Go's ``%q`` renders ordinary strings (double-quoted, escaped)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def filter_by_affinity(

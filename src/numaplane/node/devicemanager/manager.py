@@ -10,12 +10,15 @@ restartable init containers keep theirs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+from prometheus_client import CollectorRegistry
 
 from numaplane.api.pod import Container, Pod
 from numaplane.node.devicemanager.allocation import devices_to_allocate
 from numaplane.node.devicemanager.device import Device, ResourcePool
 from numaplane.node.devicemanager.errors import DeviceManagerError, DeviceSourceError
+from numaplane.node.devicemanager.metrics import DeviceManagerMetrics
 from numaplane.node.devicemanager.source import DeviceSource
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState, State, StateReader
 from numaplane.node.devicemanager.topology_hints import (
@@ -24,6 +27,7 @@ from numaplane.node.devicemanager.topology_hints import (
     pod_topology_hints,
 )
 from numaplane.node.requests import container_device_requests, pod_device_requests
+from numaplane.node.stale_state import ActiveContainers, ActivePods, stale_pods
 from numaplane.node.topologymanager.provider import AffinityReader
 
 
@@ -33,9 +37,10 @@ class DeviceManager:
     ``numa_nodes`` are the machine's NUMA node ids; ``affinity`` is where the Topology Manager
     stores each container's merged hint; ``state`` defaults to an in-memory one (registered
     resources found in a restored state come back with no devices until their plugin
-    re-registers, as upstream); ``active_pods``, when given, lists the uids of live pods so
-    devices of other pods are released before hints and allocation (upstream
-    ``UpdateAllocatedDevices``).
+    re-registers, as upstream); ``active_pods``, when given, lists the active pods so devices
+    of other pods are released before hints and allocation (upstream
+    ``UpdateAllocatedDevices``); ``registry`` receives the manager's metrics. The device manager
+    has no policy: its only argument before the state is the machine's NUMA node ids.
     """
 
     def __init__(
@@ -43,18 +48,22 @@ class DeviceManager:
         numa_nodes: Sequence[int],
         affinity: AffinityReader,
         state: State | None = None,
-        active_pods: Callable[[], Iterable[str]] | None = None,
+        *,
+        active_pods: ActivePods | None = None,
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self._numa_nodes = tuple(numa_nodes)
         self._affinity = affinity
         self._state: State = state if state is not None else InMemoryState()
         self._active_pods = active_pods
+        self._metrics = DeviceManagerMetrics(self, registry)
         self._sources: dict[str, DeviceSource] = {}
-        self._devices: dict[str, dict[str, Device]] = {
-            resource: {} for resource in self._state.registered_devices()
-        }
+        self._devices: dict[str, dict[str, Device]] = {}
+        # The last pool built per resource (see ``pool``); dropped when the devices change.
+        self._pools_built: dict[str, ResourcePool] = {}
+        for resource in self._state.registered_devices():
+            self._set_devices(resource, {})
         self._reuse: dict[str, dict[str, frozenset[str]]] = {}
-        self._pool_cache: dict[str, tuple[dict[str, Device], ResourcePool]] = {}
 
     # -- registration ---------------------------------------------------------------------
 
@@ -69,22 +78,21 @@ class DeviceManager:
         devices = self._devices.get(resource)
         if devices is None:
             return
-        self._devices[resource] = {i: d.with_health(False) for i, d in devices.items()}
+        self._set_devices(resource, {i: d.with_health(False) for i, d in devices.items()})
         self._state.set_registered_devices(resource, ())
 
     def update_devices(self, resource: str, devices: Iterable[Device]) -> None:
         """Replace a registered resource's devices (a plugin's new device list)."""
         if resource not in self._sources:
             raise DeviceManagerError(f"unknown Device Plugin {resource}")
-        self._devices[resource] = {d.id: d for d in devices}
+        self._set_devices(resource, {d.id: d for d in devices})
         self._state.set_registered_devices(resource, self.pool(resource).healthy)
 
-    def refresh(self, resource: str) -> None:
-        """Take the registered source's current device list again."""
-        source = self._sources.get(resource)
-        if source is None:
-            raise DeviceManagerError(f"unknown Device Plugin {resource}")
-        self.update_devices(resource, source.devices())
+    def _set_devices(self, resource: str, devices: dict[str, Device]) -> None:
+        if resource not in self._devices:
+            self._metrics.track(resource)
+        self._devices[resource] = devices
+        self._pools_built.pop(resource, None)
 
     def set_device_health(self, resource: str, device_id: str, healthy: bool) -> None:
         """Change one device's health (``KeyError`` when the device is unknown)."""
@@ -96,7 +104,7 @@ class DeviceManager:
 
     def get_topology_hints(self, pod: Pod, container: Container) -> DeviceHints:
         """Container-scope hints per requested device resource."""
-        self.update_allocated_devices()
+        self._remove_stale_state()
         requests = self._container_request(container)
         return container_topology_hints(
             pod.uid,
@@ -110,7 +118,7 @@ class DeviceManager:
 
     def get_pod_topology_hints(self, pod: Pod) -> DeviceHints:
         """Pod-scope hints per requested device resource."""
-        self.update_allocated_devices()
+        self._remove_stale_state()
         requests = pod_device_requests(pod, self.is_device_resource)
         return pod_topology_hints(
             pod.uid, requests, self._numa_nodes, self._pools(requests), self._state
@@ -163,7 +171,7 @@ class DeviceManager:
         requests = self._container_request(container)
         if not requests:
             return
-        self.update_allocated_devices()
+        self._remove_stale_state()
         hint = self._affinity.get_affinity(pod.uid, container.name)
         for resource, required in requests.items():
             pool = self.pool(resource) if resource in self._devices else None
@@ -209,24 +217,30 @@ class DeviceManager:
         self._reuse.pop(pod_uid, None)
         self._state.remove_pods([pod_uid])
 
-    def update_allocated_devices(self) -> None:
-        """Release the devices of pods that are no longer active (needs ``active_pods``)."""
-        if self._active_pods is None:
-            return
-        held = self._state.pod_uids()
-        # With nothing held nothing can be stale: the list of active pods is not needed.
-        if not held:
-            return
-        stale = held.difference(self._active_pods())
+    def remove_stale_state(self, active: ActiveContainers) -> None:
+        """Release the devices of every pod not in ``active`` (upstream
+        ``UpdateAllocatedDevices``)."""
+        stale = stale_pods(self._state.pod_uids(), active)
         if stale:
-            self._state.remove_pods(sorted(stale))
+            self._state.remove_pods(stale)
+
+    def _remove_stale_state(self) -> None:
+        # With nothing held nothing can be stale: the active pods are not needed.
+        if self._active_pods is not None and self._state.pod_uids():
+            self.remove_stale_state(self._active_pods())
 
     # -- read-only accessors --------------------------------------------------------------
 
     @property
     def state(self) -> StateReader:
-        """The assignments and registered devices."""
+        """Read access to the assignments and registered devices (the manager alone writes
+        them)."""
         return self._state
+
+    @property
+    def metrics(self) -> DeviceManagerMetrics:
+        """The manager's series."""
+        return self._metrics
 
     @property
     def numa_nodes(self) -> tuple[int, ...]:
@@ -263,16 +277,17 @@ class DeviceManager:
         devices = self._devices.get(resource)
         if devices is None:
             return ResourcePool(resource, {}, in_use)
-        # Pools are immutable snapshots: hints and allocation of one admission share one
-        # until the devices (replaced, never edited in place) or the held ids change.
-        cached = self._pool_cache.get(resource)
-        if cached is not None and cached[0] is devices:
-            if cached[1].in_use == in_use:
-                return cached[1]
-            pool = cached[1].with_in_use(in_use)
-        else:
+        # Pools are immutable snapshots of the devices (the entry is dropped whenever they
+        # change) and the held ids (compared here): hints and allocation of one admission share
+        # one, and a new set of held ids reuses what depends on the devices alone.
+        built = self._pools_built.get(resource)
+        if built is None:
             pool = ResourcePool(resource, devices, in_use)
-        self._pool_cache[resource] = (devices, pool)
+        elif built.in_use == in_use:
+            return built
+        else:
+            pool = built.with_in_use(in_use)
+        self._pools_built[resource] = pool
         return pool
 
     def _pools(self, resources: Iterable[str]) -> dict[str, ResourcePool]:
@@ -289,10 +304,8 @@ class DeviceManager:
     def allocatable(self, resource: str) -> frozenset[str]:
         """Healthy devices (the node's allocatable)."""
         # Health depends on the devices alone: any pool of the current devices answers.
-        cached = self._pool_cache.get(resource)
-        if cached is not None and cached[0] is self._devices.get(resource):
-            return cached[1].healthy
-        return self.pool(resource).healthy
+        built = self._pools_built.get(resource)
+        return built.healthy if built is not None else self.pool(resource).healthy
 
     def allocated(self, resource: str) -> frozenset[str]:
         """Devices held by some container."""

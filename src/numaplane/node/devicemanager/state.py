@@ -52,18 +52,11 @@ class DeviceAllocation:
     @classmethod
     def of_devices(cls, devices: Iterable[Device], alloc_resp: bytes = b"") -> DeviceAllocation:
         """From devices, each filed under every NUMA node it names (or ``-1``)."""
-        # Built in the canonical form directly (one allocation per admission): nodes sorted,
-        # ids in the order given without duplicates (a dict keeps both), as __post_init__ does.
-        per_numa: dict[int, dict[str, None]] = {}
+        per_numa: dict[int, list[str]] = {}
         for device in devices:
             for node in device.numa_keys():
-                per_numa.setdefault(node, {})[device.id] = None
-        allocation = object.__new__(cls)
-        pairs = tuple((node, tuple(per_numa[node])) for node in sorted(per_numa))
-        object.__setattr__(allocation, "per_numa", pairs)
-        object.__setattr__(allocation, "alloc_resp", alloc_resp)
-        object.__setattr__(allocation, "_device_ids", frozenset(i for _, ids in pairs for i in ids))
-        return allocation
+                per_numa.setdefault(node, []).append(device.id)
+        return cls.of(per_numa, alloc_resp)
 
     @property
     def by_numa(self) -> dict[int, tuple[str, ...]]:

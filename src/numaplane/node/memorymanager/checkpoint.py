@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from numaplane.gofmt import go_quote
 from numaplane.node.checkpoint import (
     CheckpointDecodeError,
     CheckpointError,
@@ -33,7 +34,6 @@ from numaplane.node.gocodec import (
     GoField,
     GoType,
     fnv32a,
-    go_percent_q,
     map_of,
     ptr_to,
     slice_of,
@@ -390,8 +390,8 @@ def restore_state(
         checkpoint = load_checkpoint(data, source=source, layout=layout)
         if checkpoint.policy_name != policy_name:
             raise CheckpointError(
-                f"[memorymanager] configured policy {go_percent_q(policy_name)} differs from state "
-                f"checkpoint policy {go_percent_q(checkpoint.policy_name)}"
+                f"[memorymanager] configured policy {go_quote(policy_name)} differs from state "
+                f"checkpoint policy {go_quote(checkpoint.policy_name)}"
             )
     except CheckpointError as exc:
         hint = drain_hint("memory manager", source)

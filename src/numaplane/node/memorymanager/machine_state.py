@@ -4,19 +4,15 @@ Per node and per hugepage size, resource ``hugepages-<size>`` gets total = pages
 allocatable = free = total - its system reservation. Regular ``memory`` gets total = the node's
 memory and allocatable = free = total - its system reservation - every hugepage byte of the node
 (hugepages are carved out of the node's memory). Each node starts alone in its group.
-
-``machine_from_cadvisor`` reads the cAdvisor-shaped ``{"topology": [{id, memory, hugepages:
-[{page_size_kb, num_pages}]}]}`` that upstream tests (and our vectors) describe machines with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from numaplane.node.memorymanager.state import MEMORY, MemoryTable, NUMANodeState
-from numaplane.topology.cpuset import CPUSet
-from numaplane.topology.model import HugePages, Machine, NUMANode
+from numaplane.topology.model import Machine
 
 SystemReserved: TypeAlias = Mapping[int, Mapping[str, int]]
 """NUMA node id -> resource name -> bytes reserved for the system on that node."""
@@ -56,30 +52,3 @@ def _empty_table(total: int, system_reserved: int, allocatable: int) -> MemoryTa
         reserved=0,
         free=allocatable,
     )
-
-
-def machine_from_cadvisor(data: Mapping[str, Any] | None, name: str = "cadvisor") -> Machine:
-    """A CPU-less ``Machine`` from cAdvisor's ``MachineInfo`` memory fields.
-
-    ``data`` is ``{"topology": [{"id", "memory"?, "hugepages"?: [{"page_size_kb",
-    "num_pages"}]}]}``; ``None`` gives a machine without NUMA nodes.
-    """
-    nodes = []
-    for entry in (data or {}).get("topology") or ():
-        pages = tuple(
-            HugePages(
-                size_kib=int(hp["page_size_kb"]),
-                total=int(hp["num_pages"]),
-                free=int(hp["num_pages"]),
-            )
-            for hp in entry.get("hugepages") or ()
-        )
-        nodes.append(
-            NUMANode(
-                id=int(entry["id"]),
-                cpus=CPUSet(),
-                memory_bytes=int(entry.get("memory", 0)),
-                hugepages=pages,
-            )
-        )
-    return Machine(name=name, cpus=(), numa_nodes=tuple(nodes), source=f"synthetic:{name}")

@@ -10,9 +10,9 @@ container name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import is_
-from typing import Final
+from collections.abc import Mapping, Sequence
+
+from prometheus_client import CollectorRegistry
 
 from numaplane.api.pod import Container, Pod
 from numaplane.api.quantity import Quantity
@@ -22,24 +22,11 @@ from numaplane.node.memorymanager.policy import Policy
 from numaplane.node.memorymanager.policy_none import POLICY_NONE, NonePolicy
 from numaplane.node.memorymanager.policy_static import POLICY_STATIC, StaticPolicy
 from numaplane.node.memorymanager.reserved import MemoryReservation, system_reserved_memory
-from numaplane.node.memorymanager.state import (
-    Block,
-    ContainerMemoryAssignments,
-    InMemoryState,
-    State,
-    StateReader,
-)
+from numaplane.node.memorymanager.state import Block, InMemoryState, State, StateReader
+from numaplane.node.stale_state import ActiveContainers, ActivePods, stale_containers
 from numaplane.node.topologymanager.hint import ProviderHints
 from numaplane.node.topologymanager.provider import AffinityReader
 from numaplane.topology.model import Machine
-
-STATE_FILE_NAME: Final = "memory_manager_state"
-"""The checkpoint file name of the memory manager (upstream ``memoryManagerStateFileName``)."""
-
-_NO_NAMES: Final[frozenset[str]] = frozenset()
-
-ActivePods = Callable[[], Iterable[Pod]]
-"""Lists the pods whose containers keep their memory (upstream ``ActivePodsFunc``)."""
 
 
 def new_policy(
@@ -48,19 +35,22 @@ def new_policy(
     node_allocatable_reservation: Mapping[str, Quantity],
     reserved_memory: Sequence[MemoryReservation],
     affinity: AffinityReader,
+    metrics: MemoryManagerMetrics | None = None,
 ) -> Policy:
     """The policy named ``policy_name`` (``None`` or ``Static``), as upstream ``NewManager``
     builds it; raises ``MemoryConfigurationError`` for an unknown name or a bad reservation."""
     if policy_name == POLICY_NONE:
-        return NonePolicy()
+        return NonePolicy(metrics=metrics)
     if policy_name == POLICY_STATIC:
         reserved = system_reserved_memory(machine, node_allocatable_reservation, reserved_memory)
-        return StaticPolicy(machine, reserved, affinity)
+        return StaticPolicy(machine, reserved, affinity, metrics=metrics)
     raise MemoryConfigurationError(f'unknown policy: "{policy_name}"')
 
 
 class MemoryManager:
-    """A memory manager: a policy, its state and (optionally) the active-pods source."""
+    """A memory manager: a policy (its metrics with it), its state (an empty in-memory one by
+    default) and, optionally, the active-pods source; ``create`` builds the policy from its
+    configuration name."""
 
     def __init__(
         self,
@@ -73,11 +63,9 @@ class MemoryManager:
         self._state: State = state if state is not None else InMemoryState()
         self._active_pods = active_pods
         self._allocatable: tuple[Block, ...] = ()
-        # (state generation, active pods) of the last check that found nothing stale
-        self._verified: tuple[int, tuple[Pod, ...]] | None = None
 
     @classmethod
-    def new(
+    def create(
         cls,
         policy_name: str,
         machine: Machine,
@@ -87,10 +75,16 @@ class MemoryManager:
         reserved_memory: Sequence[MemoryReservation] = (),
         state: State | None = None,
         active_pods: ActivePods | None = None,
+        registry: CollectorRegistry | None = None,
     ) -> MemoryManager:
-        """Upstream ``NewManager``; call ``start`` before use."""
+        """Upstream ``NewManager`` (not started); the metrics go to ``registry``."""
         policy = new_policy(
-            policy_name, machine, node_allocatable_reservation or {}, reserved_memory, affinity
+            policy_name,
+            machine,
+            node_allocatable_reservation or {},
+            reserved_memory,
+            affinity,
+            MemoryManagerMetrics(registry),
         )
         return cls(policy, state, active_pods=active_pods)
 
@@ -98,7 +92,6 @@ class MemoryManager:
         """Validate the state with the policy (``MemoryStateError`` on a mismatch) and record
         the allocatable memory."""
         self._policy.start(self._state)
-        self._verified = None
         self._allocatable = self._policy.get_allocatable_memory(self._state)
 
     # -- HintProvider ----------------------------------------------------------------------
@@ -124,75 +117,38 @@ class MemoryManager:
         """Release a container's memory (a no-op when it has none)."""
         self._policy.remove_container(self._state, pod_uid, container_name)
 
-    def remove_stale_state(self, active_pods: Iterable[Pod]) -> None:
-        """Release the memory of every container not in ``active_pods``."""
-        held = self._state.memory_assignments_view()
-        if not held:
-            return
-        pods = active_pods if isinstance(active_pods, (list, tuple)) else list(active_pods)
-        generation = self._state.generation
-        verified = self._verified
-        if (
-            verified is not None
-            and verified[0] == generation
-            and len(verified[1]) == len(pods)
-            and all(map(is_, verified[1], pods))
+    def remove_stale_state(self, active: ActiveContainers) -> None:
+        """Release the memory of every container not in ``active`` (upstream
+        ``removeStaleState``)."""
+        for pod_uid, container_name in stale_containers(
+            self._state.memory_assignments_view(), active
         ):
-            # Neither the assignments nor the pods changed since a check found nothing stale
-            # (an allocation right after its hints): the same answer, without the loop.
-            return
-        by_uid = {pod.uid: pod for pod in pods}
-        if len(by_uid) == len(pods) and _none_stale(held, by_uid):
-            # The usual case: nothing to release, nothing copied.
-            self._verified = (generation, tuple(pods))
-            return
-        self._verified = None
-        assignments = self._state.get_memory_assignments()
-        if len(by_uid) != len(pods):
-            self._remove_stale_merging(assignments, pods)
-            return
-        for pod_uid, containers in assignments.items():
-            pod = by_uid.get(pod_uid)
-            names = pod.container_names if pod is not None else _NO_NAMES
-            for container_name in containers:
-                if container_name not in names:
-                    self.remove_container(pod_uid, container_name)
-
-    def _remove_stale_merging(
-        self, assignments: Mapping[str, Mapping[str, object]], pods: Iterable[Pod]
-    ) -> None:
-        # Pods sharing a UID: a container survives when any of them has it.
-        active: dict[str, frozenset[str]] = {}
-        for pod in pods:
-            uid = pod.uid
-            if uid in assignments:
-                names = active.get(uid)
-                active[uid] = pod.container_names if names is None else names | pod.container_names
-        for pod_uid, containers in assignments.items():
-            names = active.get(pod_uid, _NO_NAMES)
-            for container_name in containers:
-                if container_name not in names:
-                    self.remove_container(pod_uid, container_name)
+            self.remove_container(pod_uid, container_name)
 
     def _remove_stale_state(self) -> None:
-        if self._active_pods is not None:
+        if self._active_pods is not None and self._state.memory_assignments_view():
             self.remove_stale_state(self._active_pods())
 
     # -- read-only accessors ---------------------------------------------------------------
 
     @property
+    def policy(self) -> Policy:
+        """The policy in force."""
+        return self._policy
+
+    @property
     def policy_name(self) -> str:
-        """The policy's configuration name."""
+        """The policy's configuration name (``memoryManagerPolicy``)."""
         return self._policy.name
 
     @property
     def state(self) -> StateReader:
-        """Read access to the state."""
+        """Read access to the state (the policy alone writes it)."""
         return self._state
 
     @property
     def metrics(self) -> MemoryManagerMetrics:
-        """The pinning counters."""
+        """The policy's series."""
         return self._policy.metrics
 
     def get_memory_numa_nodes(self, pod: Pod, container: Container) -> frozenset[int] | None:
@@ -209,12 +165,3 @@ class MemoryManager:
     def get_memory(self, pod_uid: str, container_name: str) -> tuple[Block, ...] | None:
         """The container's blocks, or ``None``."""
         return self._state.get_memory_blocks(pod_uid, container_name)
-
-
-def _none_stale(held: ContainerMemoryAssignments, by_uid: Mapping[str, Pod]) -> bool:
-    """Whether every container holding memory belongs to an active pod."""
-    for pod_uid, containers in held.items():
-        pod = by_uid.get(pod_uid)
-        if pod is None or not pod.container_names.issuperset(containers):
-            return False
-    return True

@@ -16,6 +16,10 @@ POLICY_NONE: Final = "None"
 class NonePolicy:
     """Does nothing: containers get memory from anywhere, as without a memory manager."""
 
+    def __init__(self, *, metrics: MemoryManagerMetrics | None = None) -> None:
+        # Never updated, but exported at zero as the kubelet exports them under any policy.
+        self._metrics = metrics if metrics is not None else MemoryManagerMetrics()
+
     @property
     def name(self) -> str:
         """``None``."""
@@ -24,7 +28,7 @@ class NonePolicy:
     @property
     def metrics(self) -> MemoryManagerMetrics:
         """Always zero: this policy pins nothing."""
-        return MemoryManagerMetrics()
+        return self._metrics
 
     def start(self, state: State) -> None:
         """Nothing to validate."""

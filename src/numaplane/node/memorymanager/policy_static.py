@@ -73,6 +73,7 @@ class StaticPolicy:
         *,
         pod_level_resources: bool = True,
         init_containers_reusable_memory: ReusableMemory | None = None,
+        metrics: MemoryManagerMetrics | None = None,
     ) -> None:
         if sum(node.get(MEMORY, 0) for node in system_reserved.values()) <= 0:
             raise ReservedMemoryError(
@@ -86,8 +87,7 @@ class StaticPolicy:
             pod: {mask: dict(sizes) for mask, sizes in masks.items()}
             for pod, masks in (init_containers_reusable_memory or {}).items()
         }
-        self._metrics = MemoryManagerMetrics()
-        self._last_requests: tuple[Container, Mapping[str, int]] | None = None
+        self._metrics = metrics if metrics is not None else MemoryManagerMetrics()
 
     @property
     def name(self) -> str:
@@ -188,18 +188,11 @@ class StaticPolicy:
         )
 
     def _requests(self, container: Container) -> Mapping[str, int]:
-        """``memory_requests``, remembered for the last container asked about: the
-        Topology Manager asks for its hints, then allocates it. A container is immutable and
-        the memo holds it, so the same object means the same requests."""
-        last = self._last_requests
-        if last is not None and last[0] is container:
-            return last[1]
+        """``memory_requests`` of ``container``, failing as the policy's allocation error."""
         try:
-            requests = memory_requests(container)
+            return memory_requests(container)
         except MemoryRequestError as err:
             raise MemoryAllocationError(str(err)) from None
-        self._last_requests = (container, requests)
-        return requests
 
     # -- allocate --------------------------------------------------------------------------
 
@@ -207,11 +200,11 @@ class StaticPolicy:
         """Upstream ``Allocate`` (idempotent); raises ``MemoryAllocationError``."""
         if self._skips(pod):
             return
-        self._metrics = self._metrics.with_request()
+        self._metrics.pinning_requests_total.inc()
         try:
             self._allocate(state, pod, container)
         except MemoryManagerError:
-            self._metrics = self._metrics.with_error()
+            self._metrics.pinning_errors_total.inc()
             raise
 
     def _allocate(self, state: State, pod: Pod, container: Container) -> None:

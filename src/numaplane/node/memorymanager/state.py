@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 # The resource names are defined with the conversion of requests; re-exported here for the
 # memory manager's modules.
@@ -295,95 +295,3 @@ def _group_sums(state: NUMANodeMap, cells: Iterable[int], resource: str) -> tupl
             free += table.free
             reserved += table.reserved
     return free, reserved
-
-
-# -- checkpoint JSON names -------------------------------------------------------------------
-
-
-def memory_table_to_json(table: MemoryTable) -> dict[str, int]:
-    """A table with the checkpoint's names, in the checkpoint's field order."""
-    return {
-        "total": table.total,
-        "systemReserved": table.system_reserved,
-        "allocatable": table.allocatable,
-        "reserved": table.reserved,
-        "free": table.free,
-    }
-
-
-def memory_table_from_json(data: Mapping[str, Any]) -> MemoryTable:
-    """A table from the checkpoint's names (missing numbers read as 0, like Go)."""
-    return MemoryTable(
-        total=int(data.get("total", 0)),
-        system_reserved=int(data.get("systemReserved", 0)),
-        allocatable=int(data.get("allocatable", 0)),
-        reserved=int(data.get("reserved", 0)),
-        free=int(data.get("free", 0)),
-    )
-
-
-def node_state_to_json(node: NUMANodeState) -> dict[str, Any]:
-    """One node with the checkpoint's names."""
-    return {
-        "numberOfAssignments": node.number_of_assignments,
-        "memoryMap": {name: memory_table_to_json(t) for name, t in node.memory_map.items()},
-        "cells": list(node.cells),
-    }
-
-
-def node_state_from_json(data: Mapping[str, Any]) -> NUMANodeState:
-    """One node from the checkpoint's names (``null`` maps and lists read as empty)."""
-    tables = data.get("memoryMap") or {}
-    return NUMANodeState(
-        number_of_assignments=int(data.get("numberOfAssignments", 0)),
-        memory_map={name: memory_table_from_json(t) for name, t in tables.items()},
-        cells=tuple(int(c) for c in data.get("cells") or ()),
-    )
-
-
-def machine_state_to_json(machine_state: NUMANodeMap) -> dict[str, Any]:
-    """The machine state as the checkpoint writes it: node ids as strings, ascending."""
-    return {
-        str(node_id): node_state_to_json(machine_state[node_id])
-        for node_id in sorted(machine_state)
-    }
-
-
-def machine_state_from_json(data: Mapping[str, Any] | None) -> dict[int, NUMANodeState]:
-    """The machine state from the checkpoint's JSON (``None`` reads as empty)."""
-    return {int(node_id): node_state_from_json(node) for node_id, node in (data or {}).items()}
-
-
-def block_to_json(block: Block) -> dict[str, Any]:
-    """A block with the checkpoint's names."""
-    return {"numaAffinity": list(block.numa_affinity), "type": block.type, "size": block.size}
-
-
-def block_from_json(data: Mapping[str, Any]) -> Block:
-    """A block from the checkpoint's names."""
-    return Block(
-        numa_affinity=tuple(int(n) for n in data.get("numaAffinity") or ()),
-        type=str(data.get("type", "")),
-        size=int(data.get("size", 0)),
-    )
-
-
-def assignments_to_json(assignments: ContainerMemoryAssignments) -> dict[str, Any]:
-    """Assignments as the checkpoint's ``entries``: pod -> container -> list of blocks."""
-    return {
-        pod: {name: [block_to_json(b) for b in blocks] for name, blocks in containers.items()}
-        for pod, containers in assignments.items()
-    }
-
-
-def assignments_from_json(
-    data: Mapping[str, Any] | None,
-) -> dict[str, dict[str, tuple[Block, ...]]]:
-    """Assignments from the checkpoint's ``entries`` (``None`` reads as empty)."""
-    return {
-        pod: {
-            name: tuple(block_from_json(b) for b in blocks or ())
-            for name, blocks in (containers or {}).items()
-        }
-        for pod, containers in (data or {}).items()
-    }

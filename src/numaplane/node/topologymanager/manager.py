@@ -18,10 +18,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from prometheus_client import CollectorRegistry
+
 from numaplane.api.pod import Pod
 from numaplane.node.errors import ConfigurationError
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.metrics import TopologyManagerMetrics
+from numaplane.node.topologymanager.metrics import AlignedComputeResources, TopologyManagerMetrics
 from numaplane.node.topologymanager.numa_info import NodeSpec, NUMAInfo, node_specs_of
 from numaplane.node.topologymanager.numa_utilization import NUMAUtilization
 from numaplane.node.topologymanager.policy import (
@@ -91,8 +93,10 @@ def build_scope(
 class TopologyManager:
     """The kubelet's Topology Manager: merge providers' hints, store the affinity, allocate.
 
-    ``clock`` returns seconds (monotonic); it times admissions for the duration histogram.
-    ``utilization`` feeds ``prefer-most-allocated-numa-node`` (ignored when the option is off).
+    ``registry`` receives the manager's metrics (a private one when not given; ``aligned``
+    shares aligned-resources counters already created there). ``clock`` returns seconds
+    (monotonic); it times admissions for the duration histogram. ``utilization`` feeds
+    ``prefer-most-allocated-numa-node`` (ignored when the option is off).
     """
 
     def __init__(
@@ -103,11 +107,12 @@ class TopologyManager:
         policy_options: Mapping[str, str] | None = None,
         feature_gates: Gates = None,
         *,
-        metrics: TopologyManagerMetrics | None = None,
+        registry: CollectorRegistry | None = None,
+        aligned: AlignedComputeResources | None = None,
         clock: Callable[[], float] = time.monotonic,
         utilization: NUMAUtilization | None = None,
     ) -> None:
-        self.metrics = metrics if metrics is not None else TopologyManagerMetrics()
+        self.metrics = TopologyManagerMetrics(registry, aligned)
         self.store = AffinityStore()
         self._clock = clock
         self._tie_breaking: UtilizationTieBreakingPolicy | None = None

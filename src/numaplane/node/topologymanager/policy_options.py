@@ -12,13 +12,13 @@ tie-break it enables lives in ``numa_utilization`` and ``policy_single_numa_node
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
 from numaplane.api.featuregates import FeatureGates
+from numaplane.gofmt import go_atoi, go_parse_bool, go_quote
 from numaplane.node.errors import ConfigurationError
 
 PREFER_CLOSEST_NUMA_NODES: Final = "prefer-closest-numa-nodes"
@@ -124,7 +124,7 @@ def parse_policy_options(
             prefer_closest = _bool_option(name, value)
         elif name == MAX_ALLOWABLE_NUMA_NODES:
             try:
-                parsed = parse_go_int(value)
+                parsed = go_atoi(value)
             except ValueError as exc:
                 raise PolicyOptionError(
                     f"unable to convert policy option to integer {go_quote(name)}: {exc}"
@@ -147,36 +147,6 @@ def parse_policy_options(
 
 def _bool_option(name: str, value: str) -> bool:
     try:
-        return parse_go_bool(value)
+        return go_parse_bool(value)
     except ValueError as exc:
         raise PolicyOptionError(f"bad value for option {go_quote(name)}: {exc}") from exc
-
-
-_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
-_INT64_MAX: Final = (1 << 63) - 1
-
-
-def parse_go_bool(text: str) -> bool:
-    """Go's ``strconv.ParseBool``; ``ValueError`` carries Go's message."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f"strconv.ParseBool: parsing {go_quote(text)}: invalid syntax")
-
-
-def parse_go_int(text: str) -> int:
-    """Go's ``strconv.Atoi`` on a 64-bit platform; ``ValueError`` carries Go's message."""
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not digits or not all("0" <= ch <= "9" for ch in digits):
-        raise ValueError(f"strconv.Atoi: parsing {go_quote(text)}: invalid syntax")
-    value = int(digits) if text[:1] != "-" else -int(digits)
-    if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
-        raise ValueError(f"strconv.Atoi: parsing {go_quote(text)}: value out of range")
-    return value
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` for ordinary text (JSON string quoting matches it for printable text)."""
-    return json.dumps(text, ensure_ascii=False)

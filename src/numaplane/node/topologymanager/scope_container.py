@@ -33,9 +33,7 @@ class ContainerScope(Scope):
             if not admit:
                 decisions.append(Decision(container.name, (), records, hint, False, why))
                 if guaranteed:
-                    self.metrics.aligned_compute_resources_failure.inc(
-                        METRIC_SCOPE, BOUNDARY_NUMA_NODE
-                    )
+                    self.metrics.aligned.count_failure(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
                 self.metrics.admission_errors_total.inc()
                 return self._affinity_rejected(decisions)
             self.store.set_affinity(pod.uid, container.name, hint)
@@ -57,5 +55,5 @@ class ContainerScope(Scope):
                 return self._rejected(failure.error, decisions)
             decisions.append(Decision(container.name, (container.name,), records, hint, True, why))
             if guaranteed:
-                self.metrics.aligned_compute_resources.inc(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
+                self.metrics.aligned.count(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
         return self._admitted(decisions)

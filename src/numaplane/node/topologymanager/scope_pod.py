@@ -30,7 +30,7 @@ class PodScope(Scope):
         why = merge_reason(self.policy.name, hint, admit)
         if not admit:
             if guaranteed:
-                self.metrics.aligned_compute_resources_failure.inc(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
+                self.metrics.aligned.count_failure(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
             self.metrics.admission_errors_total.inc()
             return self._affinity_rejected([Decision("pod", (), records, hint, False, why)])
         stored: list[str] = []
@@ -52,5 +52,5 @@ class PodScope(Scope):
                 self.metrics.admission_errors_total.inc()
                 return self._rejected(failure.error, [decision])
         if guaranteed:
-            self.metrics.aligned_compute_resources.inc(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
+            self.metrics.aligned.count(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
         return self._admitted([Decision("pod", tuple(stored), records, hint, True, why)])

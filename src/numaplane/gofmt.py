@@ -1,0 +1,125 @@
+"""Go's formatting and parsing of plain values, as upstream messages and files show them.
+
+One home for what numaplane reproduces of Go's standard library so that messages match the
+kubelet's byte for byte:
+
+- ``go_quote``: ``%q`` / ``strconv.Quote`` of a string (names in error messages);
+- ``go_json_string``: a string as ``encoding/json`` writes it (checkpoints);
+- ``go_atoi`` / ``go_parse_bool``: ``strconv.Atoi`` / ``strconv.ParseBool`` with Go's errors;
+- ``go_parse_cpuset``: ``cpuset.Parse`` (k8s.io/utils), the Linux CPU list format;
+- ``go_map``: ``%v`` of a ``map[string]string``.
+
+Every parse error is a ``ValueError`` whose message is Go's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from numaplane.cpuset import CPUSet
+
+_SHORT_ESCAPES: Final = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+_PERCENT_Q_ESCAPES: Final = {**_SHORT_ESCAPES, "\a": "\\a", "\v": "\\v"}
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` (``strconv.Quote``) of a string."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        escape = _PERCENT_Q_ESCAPES.get(ch)
+        if escape is not None:
+            out.append(escape)
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif not ch.isprintable() and code > 0x7F:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def go_json_string(text: str) -> str:
+    """A JSON string as Go's ``json.Marshal`` writes it (HTML-safe escapes, U+2028/9)."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        escape = _SHORT_ESCAPES.get(ch)
+        if escape is not None:
+            out.append(escape)
+        elif code < 0x20 or ch in "<>&" or code in (0x2028, 0x2029):
+            out.append(f"\\u{code:04x}")
+        elif 0xD800 <= code <= 0xDFFF:  # a lone surrogate is invalid UTF-8 to Go
+            out.append("\\ufffd")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+_INT64_MAX: Final = (1 << 63) - 1
+_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+def go_atoi(text: str) -> int:
+    """Go's ``strconv.Atoi`` on a 64-bit platform (an optional sign, ASCII digits only)."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not all("0" <= ch <= "9" for ch in digits):
+        raise ValueError(f"strconv.Atoi: parsing {go_quote(text)}: invalid syntax")
+    value = int(digits) if text[:1] != "-" else -int(digits)
+    if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        raise ValueError(f"strconv.Atoi: parsing {go_quote(text)}: value out of range")
+    return value
+
+
+def go_parse_bool(text: str) -> bool:
+    """Go's ``strconv.ParseBool``."""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"strconv.ParseBool: parsing {go_quote(text)}: invalid syntax")
+
+
+def go_parse_cpuset(text: str) -> CPUSet:
+    """``cpuset.Parse`` (k8s.io/utils): the Linux list format, with Go's error messages.
+
+    Raises ``ValueError`` worded as upstream, e.g.
+    ``strconv.Atoi: parsing "1.3": invalid syntax`` or ``invalid range "3-1" (3 > 1)``.
+    """
+    if text == "":
+        return CPUSet()
+    ids: set[int] = set()
+    for item in text.split(","):
+        low_text, dash, high_text = item.partition("-")
+        if not dash:
+            ids.add(_check_cpu_id(go_atoi(low_text), item))
+            continue
+        low, high = go_atoi(low_text), go_atoi(high_text)
+        if low > high:
+            raise ValueError(f"invalid range {go_quote(item)} ({low} > {high})")
+        ids.update(range(_check_cpu_id(low, item), high + 1))
+    return CPUSet(ids)
+
+
+def _check_cpu_id(cpu: int, item: str) -> int:
+    # Go would store a negative id; a CPUSet cannot, so say so rather than crash.
+    if cpu < 0:
+        raise ValueError(f"negative CPU id in {go_quote(item)}")
+    return cpu
+
+
+def go_map(values: Mapping[str, str]) -> str:
+    """``%v`` of a ``map[string]string``: ``map[k:v k2:v2]``, keys sorted."""
+    return "map[" + " ".join(f"{key}:{values[key]}" for key in sorted(values)) + "]"
