@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numaplane.node.cpumanager.cpu_hint_sets import cpu_hint_set
 from numaplane.node.cpumanager.topology import CPUTopology
@@ -27,8 +29,13 @@ from numaplane.node.memorymanager.state import MemoryTable, NUMANodeState
 from numaplane.node.memorymanager.topology_hints import find_best_hint
 from numaplane.node.topologymanager import policy
 from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.numa_info import NUMAInfo
+from numaplane.node.topologymanager.policy import HintMerger
+from numaplane.node.topologymanager.policy_options import PolicyOptions
 from numaplane.testing import admission_workload as bench
-from numaplane.testing.exhaustive import calculate_memory_hints
+from numaplane.testing.exhaustive import calculate_memory_hints, exhaustive_merge
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.discover import load_machine
 
@@ -56,6 +63,58 @@ def test_device_rule_lists_the_exhaustive_hints() -> None:
         rule = device_hint_set(nodes, pool, available, reusable, request)
         listed = generate_device_topology_hints(nodes, pool, available, reusable, request)
         assert list(rule) == listed, f"seed {seed}"
+
+
+@st.composite
+def device_rules(draw: st.DrawFn, nodes: tuple[int, ...]) -> StructuredHints:
+    """One device resource's rule: devices on one to three NUMA nodes (or none), some held by
+    other pods, some released by this pod's init containers for reuse."""
+    devices = []
+    for i in range(draw(st.integers(0, 6))):
+        numa = draw(
+            st.one_of(
+                st.none(),
+                st.lists(st.sampled_from(nodes), min_size=1, max_size=3, unique=True).map(
+                    lambda n: tuple(sorted(n))
+                ),
+            )
+        )
+        devices.append(Device(f"d{i}", numa, draw(st.booleans()) or draw(st.booleans())))
+    ids = [d.id for d in devices]
+    reusable = frozenset(i for i in ids if draw(st.booleans()) and draw(st.booleans()))
+    in_use = frozenset(i for i in ids if i in reusable or draw(st.booleans()))
+    pool = ResourcePool.of("r", devices, in_use)
+    request = draw(st.integers(0, 4))
+    return device_hint_set(nodes, pool, pool.available, reusable, request)
+
+
+@st.composite
+def device_merges(draw: st.DrawFn) -> tuple[NUMAInfo, list[StructuredHints | list[TopologyHint]]]:
+    """Up to three device rules on one to five NUMA nodes, and maybe a listed answer."""
+    nodes = tuple(range(draw(st.integers(1, 5))))
+    lists: list[StructuredHints | list[TopologyHint]] = [
+        draw(device_rules(nodes)) for _ in range(draw(st.integers(1, 3)))
+    ]
+    if draw(st.booleans()):
+        mask = draw(st.lists(st.sampled_from(nodes), min_size=1, unique=True))
+        lists.append([TopologyHint(BitMask(*mask), draw(st.booleans()))])
+    distances = {i: tuple(10 if i == j else 20 + 2 * abs(i - j) for j in nodes) for i in nodes}
+    return NUMAInfo(nodes, distances), lists
+
+
+@settings(max_examples=300, deadline=None)
+@given(device_merges(), st.sampled_from(["best-effort", "restricted"]), st.booleans())
+def test_device_rule_merges_match_the_exhaustive_definition(
+    merge: tuple[NUMAInfo, list[StructuredHints | list[TopologyHint]]],
+    policy_name: str,
+    closest: bool,
+) -> None:
+    """Multi-NUMA devices and reused devices included: a reused device spanning several nodes
+    may share a node with another, which the search must not count twice."""
+    info, lists = merge
+    options = PolicyOptions(prefer_closest_numa=closest)
+    fast = HintMerger(info, lists, policy_name, options).merge()
+    assert fast == exhaustive_merge(info, lists, policy_name, options)
 
 
 @pytest.mark.parametrize(

@@ -247,13 +247,21 @@ class Family(_Frozen):
         pool &= self.universe & ~chosen
         if pool.bit_count() < picks or chosen.bit_count() + picks < max(self.min_size, 1):
             return False
-        unmet = 0
+        # Every hit the chosen nodes miss needs a picked node of its own -- unless hits
+        # overlap: a device on nodes {0, 1} and one on {0} are both met by node 0. So count
+        # only unmet hits that share no pool node with one counted before: those pairwise
+        # disjoint hits need distinct picks whatever the choice (a lower bound, never more).
+        needed = 0
+        claimed = 0
         for hit in self.hits:
             if not hit & chosen:
-                if not hit & pool:
+                reachable = hit & pool
+                if not reachable:
                     return False
-                unmet += 1
-        if unmet > picks:
+                if not reachable & claimed:
+                    needed += 1
+                    claimed |= reachable
+        if needed > picks:
             return False
         return all(t.may_reach(chosen, pool, picks) for t in self.thresholds)
 
