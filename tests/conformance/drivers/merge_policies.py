@@ -66,7 +66,8 @@ def run(vector: Mapping[str, Any], ctx: VectorContext) -> None:
         assert got == expected["admit"], f"{name}: admit {got}, want {expected['admit']}"
         return
     providers = [provider_hints_of(p) for p in inp["providers_hints"]]
-    hint, admit = policy.merge(providers)
+    merged = policy.merge(providers)
+    hint, admit = merged.hint, merged.admit
     assert hint_json(hint) == expected["hint"], f"{name}: hint {hint}, want {expected['hint']}"
     want_admit = expected.get("admit", vector.get("derived", {}).get("admit"))
     if want_admit is not None:

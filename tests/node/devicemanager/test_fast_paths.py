@@ -25,9 +25,9 @@ from numaplane.node.devicemanager.device import (
 )
 from numaplane.node.devicemanager.device_hint_sets import device_hint_set
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState
-from numaplane.node.devicemanager.topology_hints import generate_device_topology_hints
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_hints import generate_device_topology_hints
 
 NODES = (0, 1, 2, 3)
 

@@ -34,7 +34,6 @@ from numaplane.node.devicemanager.state import (
 )
 from numaplane.node.devicemanager.topology_hints import (
     container_device_request,
-    generate_device_topology_hints,
     pod_device_request,
 )
 
@@ -60,7 +59,6 @@ __all__ = [
     "devices_from_machine",
     "devices_to_allocate",
     "filter_by_affinity",
-    "generate_device_topology_hints",
     "parse_inventory",
     "pod_device_request",
     "sources_of",

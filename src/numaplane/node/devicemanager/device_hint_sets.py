@@ -1,6 +1,7 @@
 """The Device Manager's hints as a rule (``StructuredHints``), not a list of masks.
 
-The same hints as ``generate_device_topology_hints``: a mask is a hint when it touches a NUMA
+Upstream's ``generateDeviceTopologyHints`` (written the upstream way in
+``numaplane.testing.upstream_hints``) as a rule: a mask is a hint when it touches a NUMA
 node of every reusable device that has topology and the available devices it touches plus the
 reusable ones reach the request; preferred when as narrow as the narrowest mask whose devices
 (all of them, healthy or not) could hold the request.
@@ -32,7 +33,7 @@ def device_hint_set(
     reusable: AbstractSet[str],
     request: int,
 ) -> StructuredHints:
-    """``generate_device_topology_hints`` as a rule; same hints, same order."""
+    """Upstream ``generateDeviceTopologyHints`` as a rule; same hints, same order."""
     devices = pool.devices
     nodes = tuple(numa_nodes)
     # Depends on every device (not on which are free): remembered per device set.

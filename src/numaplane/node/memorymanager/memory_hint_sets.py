@@ -1,6 +1,7 @@
 """The static memory policy's hints as a rule (``StructuredHints``), not a list of masks.
 
-The same hints as ``calculate_hints``. Multi-node masks over nodes nothing is allocated on form
+Upstream's ``calculateHints`` (written the upstream way in ``numaplane.testing.upstream_hints``)
+as a rule. Multi-node masks over nodes nothing is allocated on form
 one ``Family`` (allocatable and free memory reach every request); every other hint is checked
 one by one as an extra: single nodes, the node groups existing multi-node blocks use, and the
 masks this pod's init containers left reusable memory on.
@@ -8,16 +9,38 @@ masks this pod's init containers left reusable memory on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from numaplane.cpuset import set_bits
 from numaplane.node.memorymanager.state import NUMANodeMap
-from numaplane.node.memorymanager.topology_hints import ReusableLookup, _respects_grouping
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
 from numaplane.node.topologymanager.hint_sets import StructuredHints
+
+ReusableLookup = Callable[[BitMask, str], int]
+"""(mask, resource) -> bytes this pod's init containers left reusable on exactly that mask."""
+
+
+def groups_equal(first: Iterable[int], second: Iterable[int]) -> bool:
+    """Whether two NUMA groups hold the same nodes (upstream ``areGroupsEqual``)."""
+    return sorted(first) == sorted(second)
+
+
+def respects_grouping(machine_state: NUMANodeMap, bits: Sequence[int]) -> bool:
+    """Whether a mask may be used given the groups nodes are already allocated in."""
+    if len(bits) == 1:
+        # A node already in a multi-node group cannot serve single-node blocks.
+        node = machine_state.get(bits[0])
+        return node is None or len(node.cells) <= 1
+    for node_id in bits:
+        node = machine_state.get(node_id)
+        if node is None or node.number_of_assignments <= 0:
+            continue
+        if len(node.cells) == 1 or not groups_equal(node.cells, bits):
+            return False
+    return True
 
 
 def memory_hint_sets(
@@ -26,7 +49,7 @@ def memory_hint_sets(
     reusable: ReusableLookup | None = None,
     reusable_masks: Iterable[BitMask] = (),
 ) -> dict[str, StructuredHints]:
-    """``calculate_hints`` as rules: one shared rule per requested resource, ``{}`` when no
+    """Upstream ``calculateHints`` as rules: one shared rule per requested resource, ``{}`` when no
     mask qualifies. ``reusable_masks`` must name every mask ``reusable`` may be non-zero on."""
     node_ids = tuple(sorted(machine_state))
     items = tuple(requests.items())
@@ -99,8 +122,8 @@ def _qualifies(
     requests: Mapping[str, int],
     reusable: ReusableLookup | None,
 ) -> bool:
-    """Whether one mask is a hint, as ``list_hints`` tests it. Every node of a mask inside the
-    universe is in the machine state, so its sums read the per-node rows."""
+    """Whether one mask is a hint, as upstream's ``calculateHints`` tests it. Every node of a
+    mask inside the universe is in the machine state, so its sums read the per-node rows."""
     if not mask or mask & ~universe:
         return False
     bits = set_bits(mask)
@@ -108,7 +131,7 @@ def _qualifies(
     for k, size in enumerate(requests.values()):
         if sum(allocatable[row][k] for row in rows) < size:
             return False
-    if not _respects_grouping(machine_state, bits):
+    if not respects_grouping(machine_state, bits):
         return False
     whole = None if reusable is None else BitMask.from_int(mask)
     for k, (resource, size) in enumerate(requests.items()):
