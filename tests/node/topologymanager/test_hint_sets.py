@@ -10,7 +10,7 @@ import pytest
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_rules import Family, Threshold
+from numaplane.node.topologymanager.hint_rules import Family, RuleMemo, Threshold
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy import POLICY_SINGLE_NUMA_NODE, filter_providers_hints
@@ -170,3 +170,28 @@ def test_thresholds_and_families_are_immutable_values() -> None:
     assert family.nonempty
     assert family.thresholds[0].ranked == ((3, 4), (1, 1))
     assert family == same
+
+
+def test_rule_memo_starts_afresh_when_full() -> None:
+    memo: RuleMemo[int, str] = RuleMemo("test rules", 2)
+    assert memo.get(1) is None
+    assert memo.put(1, "a") == "a"
+    memo.put(2, "b")
+    assert (memo.get(1), memo.get(2), len(memo)) == ("a", "b", 2)
+    memo.put(3, "c")
+    assert (memo.get(1), memo.get(3), len(memo)) == (None, "c", 1)
+
+
+def test_a_listed_set_keeps_the_hints_as_given() -> None:
+    hints = [
+        TopologyHint(BitMask(1), False),
+        TopologyHint(None, True),
+        TopologyHint(BitMask(1), False),
+    ]
+    listed = StructuredHints.listed(hints)
+    assert list(listed) == hints
+    assert listed.min_count() == 1
+    assert not listed.is_large()
+    assert list(listed.single_node_preferred()) == [TopologyHint(None, True)]
+    assert listed.single_node_shape() is None
+    assert listed.single_node_preferred().single_node_shape() == (True, 0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 from numaplane.node.topologymanager.bitmask import BitMask
@@ -55,8 +54,6 @@ class Device:
         return Device(self.id, self.numa, healthy)
 
 
-# The same few ids are sorted at every allocation: remember their keys.
-@lru_cache(maxsize=65536)
 def device_id_key(device_id: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """A sort key that orders ids naturally ("dev2" before "dev10"), total over all strings."""
     parts = re.split(r"([0-9]+)", device_id)
@@ -140,21 +137,69 @@ def _mask(nodes: Iterable[int]) -> int:
     return value
 
 
-@dataclass(frozen=True)
 class ResourcePool:
-    """What allocation and hint generation see of one registered resource.
+    """What allocation and hint generation see of one registered resource (immutable).
 
     ``devices`` are all its devices by id (healthy or not); ``in_use`` the ids any container
-    holds (upstream ``allocatedDevices[resource]``).
+    holds (upstream ``allocatedDevices[resource]``). What depends on the devices alone lives in
+    ``index``, shared by every pool ``with_in_use`` derives; the free-device counts are worked
+    out at construction.
     """
+
+    __slots__ = ("available", "devices", "free_by_keys", "free_groups", "in_use", "index", "name")
 
     name: str
     devices: Mapping[str, Device]
-    in_use: frozenset[str] = frozenset()
+    in_use: frozenset[str]
+    #: Facts about the devices alone, shared by every pool with the same devices.
+    index: DeviceIndex
+    #: Healthy devices no container holds (upstream ``getAvailableDevices``).
+    available: frozenset[str]
+    #: How many ``available`` devices each ``numa_keys`` tuple holds (no zero counts).
+    free_by_keys: Mapping[tuple[int, ...], int]
+    #: ``(NUMA mask, available devices)`` per non-empty mask, ascending by mask: the capacity
+    #: groups of the available devices (devices without a node are left out).
+    free_groups: tuple[tuple[int, int], ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "devices", MappingProxyType(dict(self.devices)))
-        object.__setattr__(self, "in_use", frozenset(self.in_use))
+    def __init__(
+        self,
+        name: str,
+        devices: Mapping[str, Device],
+        in_use: Iterable[str] = frozenset(),
+        *,
+        index: DeviceIndex | None = None,
+        free_by_keys: Mapping[tuple[int, ...], int] | None = None,
+    ) -> None:
+        """``index`` and ``free_by_keys``, when given, must be what this pool would work out
+        itself (``with_in_use`` passes on what it already knows); ``devices`` are then taken
+        as given, already frozen."""
+        held = frozenset(in_use)
+        if index is None:
+            devices = MappingProxyType(dict(devices))
+            index = DeviceIndex(devices)
+        available = index.healthy - held
+        if free_by_keys is None:
+            free_by_keys = index.count_by_keys(available)
+            assert free_by_keys is not None  # available ids are ids of devices
+        groups: dict[int, int] = {}
+        for keys, count in free_by_keys.items():
+            mask = _mask(keys)
+            if mask:
+                groups[mask] = groups.get(mask, 0) + count
+        # The one place fields are set (``__setattr__`` refuses afterwards).
+        for field_name, value in (
+            ("name", name),
+            ("devices", devices),
+            ("in_use", held),
+            ("index", index),
+            ("available", available),
+            ("free_by_keys", MappingProxyType(dict(free_by_keys))),
+            ("free_groups", tuple(sorted(groups.items()))),
+        ):
+            object.__setattr__(self, field_name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
 
     def __hash__(self) -> int:
         return hash((self.name, frozenset(self.devices.items()), self.in_use))
@@ -168,43 +213,36 @@ class ResourcePool:
             other.in_use,
         )
 
+    def __repr__(self) -> str:
+        devices = dict(self.devices)
+        return f"ResourcePool(name={self.name!r}, devices={devices!r}, in_use={self.in_use!r})"
+
     @classmethod
     def of(cls, name: str, devices: Iterable[Device], in_use: Iterable[str] = ()) -> ResourcePool:
         """A pool from a device list."""
         return cls(name, {d.id: d for d in devices}, frozenset(in_use))
 
     def with_in_use(self, in_use: frozenset[str]) -> ResourcePool:
-        """The same devices with other held ids; the device map and the facts that depend on
-        the devices alone (``index``) are shared, not rebuilt, and the free-device counts are
-        updated by the few ids that changed hands rather than recounted."""
-        pool = object.__new__(ResourcePool)
+        """The same devices with other held ids. The device map and ``index`` are shared, not
+        rebuilt, and the free-device counts are updated by the few ids that changed hands
+        rather than recounted."""
         in_use = frozenset(in_use)
         index = self.index
-        # The fields and cached properties live in the instance dict (frozen, no slots).
-        pool.__dict__.update(name=self.name, devices=self.devices, in_use=in_use, index=index)
-        free = self.__dict__.get("free_by_keys")
-        if free is not None:
-            counts = dict(free)
-            healthy, keys = index.healthy, index.keys
-            for device_id in self.in_use - in_use:
-                if device_id in healthy:
-                    found = keys[device_id]
-                    counts[found] = counts.get(found, 0) + 1
-            for device_id in in_use - self.in_use:
-                if device_id in healthy:
-                    found = keys[device_id]
-                    left = counts[found] - 1
-                    if left:
-                        counts[found] = left
-                    else:
-                        del counts[found]
-            pool.__dict__["free_by_keys"] = counts
-        return pool
-
-    @cached_property
-    def index(self) -> DeviceIndex:
-        """Facts about the devices alone, shared by every pool with the same devices."""
-        return DeviceIndex(self.devices)
+        counts = dict(self.free_by_keys)
+        healthy, keys = index.healthy, index.keys
+        for device_id in self.in_use - in_use:
+            if device_id in healthy:
+                found = keys[device_id]
+                counts[found] = counts.get(found, 0) + 1
+        for device_id in in_use - self.in_use:
+            if device_id in healthy:
+                found = keys[device_id]
+                left = counts[found] - 1
+                if left:
+                    counts[found] = left
+                else:
+                    del counts[found]
+        return ResourcePool(self.name, self.devices, in_use, index=index, free_by_keys=counts)
 
     @property
     def min_widths(self) -> dict[tuple[tuple[int, ...], int], int]:
@@ -217,33 +255,7 @@ class ResourcePool:
         """Ids of healthy devices."""
         return self.index.healthy
 
-    @cached_property
-    def available(self) -> frozenset[str]:
-        """Healthy devices no container holds (upstream ``getAvailableDevices``)."""
-        return self.index.healthy - self.in_use
-
     @property
     def has_topology(self) -> bool:
         """Whether any device names a NUMA node (upstream ``deviceHasTopologyAlignment``)."""
         return self.index.has_topology
-
-    @cached_property
-    def free_by_keys(self) -> Mapping[tuple[int, ...], int]:
-        """How many ``available`` devices each ``numa_keys`` tuple holds (no zero counts).
-
-        Read-only: pools derived by ``with_in_use`` start from a copy of it.
-        """
-        counts = self.index.count_by_keys(self.available)
-        assert counts is not None  # available ids are ids of devices
-        return counts
-
-    @cached_property
-    def free_groups(self) -> tuple[tuple[int, int], ...]:
-        """``(NUMA mask, available devices)`` per non-empty mask, ascending by mask: the
-        capacity groups of the available devices (devices without a node are left out)."""
-        counts: dict[int, int] = {}
-        for keys, count in self.free_by_keys.items():
-            mask = _mask(keys)
-            if mask:
-                counts[mask] = counts.get(mask, 0) + count
-        return tuple(sorted(counts.items()))

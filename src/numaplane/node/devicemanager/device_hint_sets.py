@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from functools import lru_cache
 
 from numaplane.node.devicemanager.device import ResourcePool
-from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
+from numaplane.node.topologymanager.hint_rules import (
+    Family,
+    RuleMemo,
+    Threshold,
+    mask_of,
+    min_width_meeting,
+)
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 
 
@@ -61,13 +66,22 @@ def device_hint_set(
                     counts[mask] = counts.get(mask, 0) + 1
         free = tuple(sorted(counts.items()))
     hit_masks = tuple(sorted(set(hits))) if hits else ()
-    return _hint_set(nodes, free, request - len(hits), hit_masks, min_affinity)
+    rule_key = (nodes, free, request - len(hits), hit_masks, min_affinity)
+    rule = _RULES.get(rule_key)
+    if rule is None:
+        rule = _RULES.put(rule_key, _hint_set(*rule_key))
+    return rule
 
 
-# The rule is a pure function of these few small values, and they repeat from admission to
-# admission (the same request against the same free counts): build each rule once. The rule is
-# immutable (its lazily filled fields are memos of that same rule), so admissions share it.
-@lru_cache(maxsize=8192)
+#: Device rules by everything ``_hint_set`` reads: node ids, the free devices per NUMA mask,
+#: how many more are needed beyond the reused ones, the reused devices' masks and the preferred
+#: width. These repeat from admission to admission (the same request against the same counts).
+_RULES: RuleMemo[
+    tuple[tuple[int, ...], tuple[tuple[int, int], ...], int, tuple[int, ...], int],
+    StructuredHints,
+] = RuleMemo("device hint rules", 8192)
+
+
 def _hint_set(
     numa_nodes: tuple[int, ...],
     free: tuple[tuple[int, int], ...],

@@ -10,13 +10,18 @@ masks this pod's init containers left reusable memory on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 
 from numaplane.cpuset import set_bits
 from numaplane.node.memorymanager.state import NUMANodeMap
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
+from numaplane.node.topologymanager.hint_rules import (
+    Family,
+    RuleMemo,
+    Threshold,
+    mask_of,
+    min_width_meeting,
+)
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 
 ReusableLookup = Callable[[BitMask, str], int]
@@ -104,10 +109,11 @@ def memory_hint_sets(
             ):
                 extras.add(mask)
     sizes = tuple(size for _, size in items)
-    hints = _structured(
-        node_ids, sizes, tuple(allocatable), unused, tuple(unused_free), frozenset(extras)
-    )
+    key = (node_ids, sizes, tuple(allocatable), unused, tuple(unused_free), frozenset(extras))
+    hints = _RULES.get(key)
     if hints is None:
+        hints = _RULES.put(key, _structured(*key))
+    if hints.is_empty():
         return {}
     return dict.fromkeys(requests, hints)
 
@@ -143,11 +149,27 @@ def _qualifies(
     return True
 
 
-# The hints are a pure function of the request sizes, every node's allocatable memory, which
-# nodes are unused (and their free memory) and which single masks qualify: the same answer
-# repeats from admission to admission, so it is built once. Sharing the (immutable) rule also
-# shares what consumers derive from it lazily (its list view, its single-node hints).
-@lru_cache(maxsize=1024)
+_RuleKey = tuple[
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[tuple[int, ...], ...],
+    int,
+    tuple[tuple[int, ...], ...],
+    frozenset[int],
+]
+
+#: Memory rules by everything ``_structured`` reads: node ids, request sizes, every node's
+#: allocatable memory, which nodes are unused and their free memory, and the masks that qualify
+#: one by one. The same answer repeats from admission to admission.
+_RULES: RuleMemo[_RuleKey, StructuredHints] = RuleMemo("memory hint rules", 1024)
+
+#: Allocatable thresholds and the preferred width, by node ids, sizes and allocatable memory.
+_CAPACITIES: RuleMemo[
+    tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, ...], ...]],
+    tuple[tuple[Threshold, ...], int],
+] = RuleMemo("memory capacity thresholds", 256)
+
+
 def _structured(
     node_ids: tuple[int, ...],
     sizes: tuple[int, ...],
@@ -155,9 +177,13 @@ def _structured(
     unused: int,
     unused_free: tuple[tuple[int, ...], ...],
     extras: frozenset[int],
-) -> StructuredHints | None:
-    """The rule for ``memory_hint_sets``; ``None`` when it admits no mask."""
-    capacity, min_affinity = _capacity(node_ids, sizes, allocatable)
+) -> StructuredHints:
+    """The rule for ``memory_hint_sets`` (possibly empty)."""
+    key = (node_ids, sizes, allocatable)
+    capacity_and_width = _CAPACITIES.get(key)
+    if capacity_and_width is None:
+        capacity_and_width = _CAPACITIES.put(key, _capacity(*key))
+    capacity, min_affinity = capacity_and_width
     # The family's members lie within the unused nodes, so only their free memory matters.
     unused_ids = [n for n in node_ids if 0 <= n < 64 and unused >> n & 1]
     free = tuple(
@@ -167,11 +193,9 @@ def _structured(
         for k, size in enumerate(sizes)
     )
     family = Family(unused, capacity + free, (), 2)
-    hints = StructuredHints(node_ids, [family], sorted(extras), min_affinity)
-    return None if hints.is_empty() else hints
+    return StructuredHints(node_ids, [family], sorted(extras), min_affinity)
 
 
-@lru_cache(maxsize=256)
 def _capacity(
     node_ids: tuple[int, ...], sizes: tuple[int, ...], allocatable: tuple[tuple[int, ...], ...]
 ) -> tuple[tuple[Threshold, ...], int]:

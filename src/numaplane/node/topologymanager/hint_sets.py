@@ -61,6 +61,7 @@ class StructuredHints(Sequence[TopologyHint]):
         "_min_count",
         "_single",
         "_single_mask",
+        "_single_shape",
         "aligned",
         "extras",
         "families",
@@ -92,6 +93,7 @@ class StructuredHints(Sequence[TopologyHint]):
         self._items: tuple[TopologyHint, ...] | None = None
         self._min_count: int | None = None
         self._single: StructuredHints | None = None
+        self._single_shape: tuple[bool, int] | None = None
         self._single_mask: int | None = None
         # Built on first use: only the merge search and best-hint walks ask by width.
         self._extras_by_width: dict[int, list[int]] | None = None
@@ -311,6 +313,30 @@ class StructuredHints(Sequence[TopologyHint]):
                 ]
             single = self._single = StructuredHints.listed(kept)
         return single
+
+    def single_node_shape(self) -> tuple[bool, int] | None:
+        """For a listed set whose hints are all preferred and each "any" or one node (what
+        ``single-numa-node`` leaves): whether it holds "any", and the mask of the nodes it
+        names. ``None`` for any other set."""
+        listed = self.listed_hints
+        if listed is None:
+            return None
+        shape = self._single_shape
+        if shape is None:
+            has_any = False
+            singles = 0
+            for hint in listed:
+                mask = hint.numa_affinity
+                if not hint.preferred:
+                    return None
+                if mask is None:
+                    has_any = True
+                elif mask.count() != 1:
+                    return None
+                else:
+                    singles |= mask.value
+            shape = self._single_shape = (has_any, singles)
+        return shape
 
 
 # Hints are immutable values: one preferred hint per node serves every admission.

@@ -29,7 +29,7 @@ Listed hint sets (``StructuredHints.listed``) are indexed as ``ExplicitHints``; 
 naming nodes outside the machine (listed mask by mask: upstream ANDs every mask with the
 machine's nodes, which only the listed form reasons about). When every list is what
 ``single-numa-node`` leaves after its filter (preferred hints, each "any" or one node), the
-candidates are read off per node (``_fold_single_nodes``) instead of searched.
+candidates are read off per node (``fold_single_nodes``) instead of searched.
 """
 
 from __future__ import annotations
@@ -69,24 +69,12 @@ class ExplicitHints:
         seen_preferred: set[int] = set()
         merged: set[int] = set()
         widths: list[int] = []
-        #: Whether every hint is preferred and "any" or one node (``single-numa-node``'s
-        #: filtered shape); ``has_nil`` and ``singles`` then describe the list.
-        self.single_shape = True
-        self.has_nil = False
-        self.singles = 0
         for hint in hints:
-            if not hint.preferred:
-                self.single_shape = False
             if hint.numa_affinity is None:
                 self.nil_preferred = self.nil_preferred or hint.preferred
-                self.has_nil = True
                 merged.add(default)
                 continue
             value = hint.numa_affinity.value
-            if value & (value - 1):
-                self.single_shape = False
-            else:
-                self.singles |= value
             widths.append(value.bit_count())
             merged.add(value & default)
             if hint.preferred and value not in seen_preferred:
@@ -140,13 +128,6 @@ class MergeSearch:
         if default == 0:
             # No node: every merged mask is empty, and compare never accepts an empty mask.
             return Merged(TopologyHint(BitMask.from_int(0), False))
-        explicit = [h for h in self.lists if isinstance(h, ExplicitHints)]
-        if (
-            not self.use_closest
-            and len(explicit) == len(self.lists)
-            and all(h.single_shape for h in explicit)
-        ):
-            return _fold_single_nodes(default, explicit)
         if not self.lists:
             return Merged(TopologyHint(BitMask.from_int(default), True))
         if any(_is_empty(h) for h in self.lists):
@@ -493,8 +474,9 @@ def _indexed(hints: StructuredHints, default: int) -> HintList:
     return hints
 
 
-def _fold_single_nodes(default: int, lists: Sequence[ExplicitHints]) -> Merged:
-    """The merge of lists of preferred "any" or single-node hints, read off per node.
+def fold_single_nodes(default: int, hints: Sequence[StructuredHints]) -> Merged | None:
+    """The merge of lists of preferred "any" or single-node hints, read off per node; ``None``
+    when some list has another shape (or the machine has no node).
 
     A permutation's AND is empty unless its non-nil masks all name the same node ``n``, so the
     merged candidates are ``({n}, preferred)`` for each ``n`` that every list allows (through
@@ -502,13 +484,19 @@ def _fold_single_nodes(default: int, lists: Sequence[ExplicitHints]) -> Merged:
     "any". All are preferred, so ``Narrowest`` picks the lowest such ``n``, else all nodes; no
     candidate at all gives ``(all nodes, not preferred)``.
     """
+    if default == 0:
+        return None
     accepted = default
     named = 0
     all_any = True
-    for hints in lists:
-        singles = hints.singles & default
+    for hint_set in hints:
+        shape = hint_set.single_node_shape()
+        if shape is None:
+            return None
+        has_any, singles = shape
+        singles &= default
         named |= singles
-        if hints.has_nil:
+        if has_any:
             continue
         all_any = False
         accepted &= singles

@@ -30,7 +30,7 @@ from numaplane.node.topologymanager.hint_sets import (
     StructuredHints,
     hint_set_of,
 )
-from numaplane.node.topologymanager.merge_search import Merged, search_merge
+from numaplane.node.topologymanager.merge_search import Merged, fold_single_nodes, search_merge
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.numa_utilization import TieBreak
 from numaplane.node.topologymanager.policy_options import PolicyOptions
@@ -115,10 +115,11 @@ def merge_filtered(
     ``with_ties`` also the NUMA ids of every distinct preferred merged candidate naming one
     node (the candidates a utilization tie-break chooses among)."""
     lists = [hint_set_of(hints) for hints in filtered_hints]
-    return search_merge(
-        numa_info,
-        lists,
-        uses_closest(policy_name, options),
-        max_of_min_affinity_counts(lists),
-        with_ties,
-    )
+    closest = uses_closest(policy_name, options)
+    if not closest:
+        # Lists of preferred "any" or single-node hints (single-numa-node's, after its
+        # filter): the candidates are read off per node.
+        folded = fold_single_nodes(numa_info.default_affinity.value, lists)
+        if folded is not None:
+            return folded
+    return search_merge(numa_info, lists, closest, max_of_min_affinity_counts(lists), with_ties)
