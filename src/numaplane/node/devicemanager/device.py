@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint_rules import Threshold, mask_of, min_width_meeting
 
 #: The pseudo NUMA node upstream files devices without locality under (``nodeWithoutTopology``).
 NODE_WITHOUT_TOPOLOGY = -1
@@ -72,16 +73,17 @@ class DeviceIndex:
 
     A pool changes at every admission (which devices are held), its devices rarely (a plugin's
     new list): hints and allocation read these facts many times per admission, so they are
-    computed once per device set. Treat it as immutable; ``min_widths`` is a memo of a pure
+    computed once per device set. Immutable; ``min_width`` remembers its answers, a pure
     function of the devices.
     """
 
     __slots__ = (
+        "_groups",
+        "_min_widths",
         "by_keys",
         "has_topology",
         "healthy",
         "keys",
-        "min_widths",
         "order",
         "position",
         "single_node",
@@ -105,9 +107,27 @@ class DeviceIndex:
         self.by_keys = {keys: tuple(ids) for keys, ids in by_keys.items()}
         #: Whether every device is filed under exactly one node (``-1`` included).
         self.single_node = all(len(keys) == 1 for keys in by_keys)
-        #: Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
-        #: devices (all of them, healthy or not) could hold the request.
-        self.min_widths: dict[tuple[tuple[int, ...], int], int] = {}
+        # Every device (healthy or not) per NUMA mask, for ``min_width``.
+        groups: dict[int, int] = {}
+        for device in devices.values():
+            mask = mask_of(device.numa_nodes)
+            if mask:
+                groups[mask] = groups.get(mask, 0) + 1
+        self._groups = tuple(sorted(groups.items()))
+        # ``min_width`` answers by (NUMA nodes, request): they depend on the devices alone.
+        self._min_widths: dict[tuple[tuple[int, ...], int], int] = {}
+
+    def min_width(self, numa_nodes: tuple[int, ...], request: int) -> int:
+        """Width of the narrowest mask of ``numa_nodes`` whose devices (all of them, healthy
+        or not) could hold ``request`` (upstream's minimum affinity size; every node when none
+        can)."""
+        key = (numa_nodes, request)
+        found = self._min_widths.get(key)
+        if found is None:
+            everything = Threshold(self._groups, request)
+            found = min_width_meeting(numa_nodes, [everything], len(numa_nodes))
+            self._min_widths[key] = found
+        return found
 
     def natural(self, ids: Collection[str]) -> list[str]:
         """``sorted_ids(ids)``, by each device's place instead of its id's sort key."""
@@ -126,15 +146,6 @@ class DeviceIndex:
                 return None
             counts[found] = counts.get(found, 0) + 1
         return counts
-
-
-def _mask(nodes: Iterable[int]) -> int:
-    # As hint_sets.mask_of: node ids outside 0-63 cannot be in a mask.
-    value = 0
-    for node in nodes:
-        if 0 <= node < 64:
-            value |= 1 << node
-    return value
 
 
 class ResourcePool:
@@ -183,7 +194,7 @@ class ResourcePool:
             assert free_by_keys is not None  # available ids are ids of devices
         groups: dict[int, int] = {}
         for keys, count in free_by_keys.items():
-            mask = _mask(keys)
+            mask = mask_of(keys)
             if mask:
                 groups[mask] = groups.get(mask, 0) + count
         # The one place fields are set (``__setattr__`` refuses afterwards).
@@ -243,12 +254,6 @@ class ResourcePool:
                 else:
                     del counts[found]
         return ResourcePool(self.name, self.devices, in_use, index=index, free_by_keys=counts)
-
-    @property
-    def min_widths(self) -> dict[tuple[tuple[int, ...], int], int]:
-        """Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
-        devices (all of them, healthy or not) could hold the request."""
-        return self.index.min_widths
 
     @property
     def healthy(self) -> frozenset[str]:

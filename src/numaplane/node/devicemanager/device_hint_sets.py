@@ -18,17 +18,8 @@ from numaplane.node.topologymanager.hint_rules import (
     RuleMemo,
     Threshold,
     mask_of,
-    min_width_meeting,
 )
 from numaplane.node.topologymanager.hint_sets import StructuredHints
-
-
-def _grouped(masks: list[int], minimum: int) -> Threshold:
-    counts: dict[int, int] = {}
-    for mask in masks:
-        if mask:
-            counts[mask] = counts.get(mask, 0) + 1
-    return Threshold(tuple(sorted(counts.items())), minimum)
 
 
 def device_hint_set(
@@ -41,13 +32,7 @@ def device_hint_set(
     """Upstream ``generateDeviceTopologyHints`` as a rule; same hints, same order."""
     devices = pool.devices
     nodes = tuple(numa_nodes)
-    # Depends on every device (not on which are free): remembered per device set.
-    key = (nodes, request)
-    memo = pool.min_widths
-    min_affinity = memo.get(key)
-    if min_affinity is None:
-        everything = _grouped([mask_of(d.numa_nodes) for d in devices.values()], request)
-        min_affinity = memo[key] = min_width_meeting(nodes, [everything], len(nodes))
+    min_affinity = pool.index.min_width(nodes, request)
     hits: list[int] = []
     for device_id in reusable:
         device = devices.get(device_id)
