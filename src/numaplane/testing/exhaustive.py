@@ -174,18 +174,66 @@ class HintMerger:
 
     def merge_with_single_numa_ties(self) -> tuple[TopologyHint, tuple[int, ...]]:
         """``merge()``, and the NUMA ids (ascending) of every distinct preferred merged
-        candidate whose mask is a single node (what a utilization tie-break chooses among)."""
+        candidate whose mask is a single node (what a utilization tie-break chooses among).
+
+        Every permutation in upstream order, except those whose AND is already empty: those
+        are skipped a whole subtree at a time, which changes nothing (``compare`` never accepts
+        an empty mask) and keeps eight-node machines within reach. ``compare`` is a pure
+        function of the two candidates' values, so its verdicts are remembered.
+        """
         default = self.numa_info.default_affinity
         ties: set[int] = set()
         best: TopologyHint | None = None
-        for permutation in iterate_permutations(self.hints):
-            candidate = merge_permutation(default, permutation)
-            if candidate.preferred and _mask(candidate).count() == 1:
-                ties.update(_mask(candidate).bits)
-            best = self.compare(best, candidate)
+        best_key: tuple[int, bool] | None = None
+        verdicts: dict[tuple[tuple[int, bool] | None, tuple[int, bool]], bool] = {}
+        for key in _merged_candidates(default.value, self.hints):
+            if key[1] and key[0] and not key[0] & (key[0] - 1):
+                ties.add(key[0].bit_length() - 1)
+            if key == best_key or key[0] == 0:
+                continue  # compare keeps the current hint for an equal or an empty candidate
+            candidate = TopologyHint(BitMask.from_int(key[0]), key[1])
+            wins = verdicts.get((best_key, key))
+            if wins is None:
+                wins = verdicts[(best_key, key)] = self.compare(best, candidate) is candidate
+            if wins:
+                best, best_key = candidate, key
         if best is None:
             best = TopologyHint(default, False)
         return best, tuple(sorted(ties))
+
+
+def _merged_candidates(
+    default: int, hints: Sequence[Sequence[TopologyHint]]
+) -> Iterator[tuple[int, bool]]:
+    """``(mask value, preferred)`` of ``merge_permutation`` for every permutation, in order,
+    leaving out (a subtree at a time) those whose AND is already empty."""
+    lists = [
+        [(None if h.numa_affinity is None else h.numa_affinity.value, h.preferred) for h in hs]
+        for hs in hints
+    ]
+    depth = len(lists)
+    if depth == 0:
+        yield (default, True)
+        return
+
+    def walk(i: int, acc: int, first: int | None, preferred: bool) -> Iterator[tuple[int, bool]]:
+        last = i + 1 == depth
+        for value, pref in lists[i]:
+            a, f, p = acc, first, preferred and pref
+            if value is not None:
+                a &= value
+                if f is None:
+                    f = value
+                elif value != f:
+                    p = False
+                if a == 0:
+                    continue
+            if last:
+                yield (a, p)
+            else:
+                yield from walk(i + 1, a, f, p)
+
+    yield from walk(0, default, None, True)
 
 
 def exhaustive_merge(
