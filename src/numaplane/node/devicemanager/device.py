@@ -182,8 +182,8 @@ class ResourcePool:
         free_by_keys: Mapping[tuple[int, ...], int] | None = None,
     ) -> None:
         """``index`` and ``free_by_keys``, when given, must be what this pool would work out
-        itself (``with_in_use`` passes on what it already knows); ``devices`` are then taken
-        as given, already frozen."""
+        itself (``with_in_use`` passes on what it already knows, in a dict nobody else holds);
+        ``devices`` are then taken as given, already frozen."""
         held = frozenset(in_use)
         if index is None:
             devices = MappingProxyType(dict(devices))
@@ -198,16 +198,14 @@ class ResourcePool:
             if mask:
                 groups[mask] = groups.get(mask, 0) + count
         # The one place fields are set (``__setattr__`` refuses afterwards).
-        for field_name, value in (
-            ("name", name),
-            ("devices", devices),
-            ("in_use", held),
-            ("index", index),
-            ("available", available),
-            ("free_by_keys", MappingProxyType(dict(free_by_keys))),
-            ("free_groups", tuple(sorted(groups.items()))),
-        ):
-            object.__setattr__(self, field_name, value)
+        set_field = object.__setattr__
+        set_field(self, "name", name)
+        set_field(self, "devices", devices)
+        set_field(self, "in_use", held)
+        set_field(self, "index", index)
+        set_field(self, "available", available)
+        set_field(self, "free_by_keys", MappingProxyType(free_by_keys))
+        set_field(self, "free_groups", tuple(sorted(groups.items())))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")

@@ -10,7 +10,7 @@ answer. Also here: integer-mask helpers and the searches over a family (narrowes
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from numaplane.cpuset import set_bits
 
@@ -310,38 +310,30 @@ def min_width_meeting(
     return found
 
 
-class RuleMemo(Generic[K, V]):
+class RuleMemo(dict[K, V]):
     """A bounded memo from the values a hint rule is built from to what is built from them.
 
     Sound because of what callers key it on: every input the stored value depends on, as plain
     values (ints, tuples of ints, ``Threshold``s compared by their groups and minimum), never an
     object identity, so an equal key means an equal answer whichever node or admission asks.
     Stored values are immutable (a ``StructuredHints`` only fills memos of functions of itself),
-    so handing one out again is safe. When ``limit`` entries are stored the memo starts afresh.
+    so handing one out again is safe. Read with ``get`` (a plain dict look-up: these sit on
+    every admission's path); store with ``put``, which starts afresh when ``limit`` entries are
+    stored.
     """
 
-    __slots__ = ("_entries", "limit", "name")
-
     def __init__(self, name: str, limit: int) -> None:
+        super().__init__()
         #: What the memo holds, for people reading a profile or a debugger.
         self.name = name
         self.limit = limit
-        self._entries: dict[K, V] = {}
-
-    def get(self, key: K) -> V | None:
-        """The value stored for ``key``, or ``None``."""
-        return self._entries.get(key)
 
     def put(self, key: K, value: V) -> V:
         """Store ``value`` for ``key`` and return it."""
-        entries = self._entries
-        if len(entries) >= self.limit:
-            entries.clear()
-        entries[key] = value
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
         return value
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 #: Narrowest widths by (node ids, capacity thresholds, default): capacity thresholds repeat
