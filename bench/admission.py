@@ -10,7 +10,8 @@ that fit one NUMA node, ones that need several, and ones that cannot fit; admitt
 released at random so the machine stays partly full. Every ``Node.admit`` is timed.
 
 With 8 NUMA nodes or fewer the same stream is replayed through the exhaustive definition (the
-cross product of fully listed hints) and both runs must decide identically. Prints one line:
+cross product of fully listed hints, ``numaplane.testing.exhaustive``) and both runs must
+decide identically. Prints one line:
 
     machine=<name> numa=<n> p50_ms=<x> p99_ms=<y> exhaustive_p50_ms=<z or skipped>
 
@@ -24,8 +25,8 @@ import argparse
 import statistics
 import sys
 
-from numaplane.node.topologymanager import policy
 from numaplane.testing.admission_workload import pod_stream, resolve_machine, run
+from numaplane.testing.exhaustive import use_exhaustive_merge
 
 EXHAUSTIVE_LIMIT = 8
 
@@ -52,11 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     times, decisions = run(machine, steps, args.policy, args.scope)
     exhaustive = "skipped"
     if numa <= EXHAUSTIVE_LIMIT:
-        policy.USE_MERGE_SEARCH = False
-        try:
-            ref_times, ref_decisions = run(machine, steps, args.policy, args.scope)
-        finally:
-            policy.USE_MERGE_SEARCH = True
+        ref_times, ref_decisions = run(
+            machine, steps, args.policy, args.scope, use_exhaustive_merge
+        )
         if ref_decisions != decisions:
             print("error: fast path and exhaustive definition disagree", file=sys.stderr)
             return 1

@@ -1,5 +1,6 @@
 """Fingerprint every admission decision of a fixed set of replays, to prove a speed-up changed none.
 
+    python bench/decisions.py                             # fingerprint, print one digest
     python bench/decisions.py --save /tmp/before.json     # before a change
     python bench/decisions.py --check /tmp/before.json    # after it: exit 1 on any difference
 
@@ -7,7 +8,9 @@ Each case replays a generated trace (telco, ml or batch mix; lifetimes, so pods 
 under one configuration and hashes, per arrival, the whole admission as ``numaplane admit -o
 json --explain`` renders it: verdict, reason and message, every container's CPUs, memory blocks
 and devices, and the explanation (every provider's hints and the merged hint). ``--check``
-names the first differing case and arrival.
+names the first differing case and arrival. A bare run prints, after one line per case, one
+``key=value`` line: how many cases and admissions were fingerprinted and a digest of them all
+(equal digests mean equal decisions everywhere).
 """
 
 from __future__ import annotations
@@ -125,17 +128,28 @@ def fingerprints() -> dict[str, list[str]]:
     return out
 
 
+def summary_line(current: dict[str, list[str]]) -> str:
+    """``cases=<n> admissions=<n> digest=<hex>``: one digest over every case and fingerprint."""
+    digest = hashlib.sha256(json.dumps(current, sort_keys=True).encode()).hexdigest()[:16]
+    admissions = sum(map(len, current.values()))
+    return f"cases={len(current)} admissions={admissions} digest={digest}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
+    group = parser.add_mutually_exclusive_group()
     group.add_argument("--save", type=Path, help="write the fingerprints to this file")
     group.add_argument("--check", type=Path, help="compare with fingerprints saved earlier")
     args = parser.parse_args()
     current = fingerprints()
+    if args.save is None and args.check is None:
+        print(summary_line(current))
+        return 0
     if args.save is not None:
         args.save.write_text(json.dumps(current, indent=1))
         print(f"saved {sum(map(len, current.values()))} fingerprints to {args.save}")
         return 0
+    assert args.check is not None
     saved: dict[str, list[str]] = json.loads(args.check.read_text())
     differing = 0
     for name, hashes in saved.items():

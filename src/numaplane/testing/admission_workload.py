@@ -101,11 +101,18 @@ def pod_stream(machine: Machine, count: int, seed: int) -> list[tuple[str, Pod]]
 
 
 def run(
-    machine: Machine, steps: list[tuple[str, Pod]], policy_name: str, scope: str
+    machine: Machine,
+    steps: list[tuple[str, Pod]],
+    policy_name: str,
+    scope: str,
+    prepare: Callable[[Node], None] | None = None,
 ) -> tuple[list[float], list[object]]:
-    """Admission times (ms) and each admission's decision."""
+    """Admission times (ms) and each admission's decision; ``prepare`` may adjust the node
+    first (``numaplane.testing.exhaustive.use_exhaustive_merge``)."""
     config = kubelet_config_from_dict(node_config(machine, policy_name, scope))
     node = Node(machine, config, device_sources=device_sources(machine))
+    if prepare is not None:
+        prepare(node)
     times: list[float] = []
     decisions: list[object] = []
     clock: Callable[[], float] = time.perf_counter

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from numaplane.node.topologymanager.policy import HintMerger, max_of_min_affinity_counts
+from numaplane.node.topologymanager.policy import max_of_min_affinity_counts
 from numaplane.node.topologymanager.policy_options import parse_policy_options
 from numaplane.node.topologymanager.policy_single_numa_node import filter_single_numa_hints
+from numaplane.testing.exhaustive import HintMerger
 from tests.conformance.drivers import VectorContext
 from tests.conformance.drivers.merge_policies import (
     hint_json,

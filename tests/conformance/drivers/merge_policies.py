@@ -71,7 +71,8 @@ def run(vector: Mapping[str, Any], ctx: VectorContext) -> None:
         return
     assert op == "Merge", f"unknown Topology Manager policy op {op!r}"
     providers = [provider_hints_of(p) for p in inp["providers_hints"]]
-    hint, admit = policy.merge(providers)
+    merged = policy.merge(providers)
+    hint, admit = merged.hint, merged.admit
     assert hint_json(hint) == expected["hint"], f"{name}: hint {hint}, want {expected['hint']}"
     want_admit = expected.get("admit", vector.get("derived", {}).get("admit"))
     if want_admit is not None:

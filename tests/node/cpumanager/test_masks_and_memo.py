@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from numaplane.node.cpumanager.cpu_hint_sets import cpu_hint_set
 from numaplane.node.cpumanager.state import InMemoryState
 from numaplane.node.cpumanager.topology import CPUTopology
-from numaplane.node.cpumanager.topology_hints import generate_cpu_topology_hints
+from numaplane.testing.upstream_hints import generate_cpu_topology_hints
 from numaplane.topology.cpuset import CPUSet
 from tests.node.cpumanager.topos import (
     DUAL_SOCKET_MULTI_NUMA_HT,

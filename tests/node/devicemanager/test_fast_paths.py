@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,9 +26,9 @@ from numaplane.node.devicemanager.device import (
 )
 from numaplane.node.devicemanager.device_hint_sets import device_hint_set
 from numaplane.node.devicemanager.state import DeviceAllocation, InMemoryState
-from numaplane.node.devicemanager.topology_hints import generate_device_topology_hints
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_hints import generate_device_topology_hints
 
 NODES = (0, 1, 2, 3)
 
@@ -167,3 +168,12 @@ def test_natural_order_is_sorted_ids(devices: list[Device], picks: set[int]) -> 
     index = ResourcePool.of("r", devices).index
     assert index.natural(_ids(picks)) == sorted_ids(_ids(picks))
     assert list(index.order) == sorted_ids(d.id for d in devices)
+
+
+def test_a_pool_is_immutable() -> None:
+    pool = ResourcePool.of("gpu", [Device("a", (0,)), Device("b", (1,))], ["a"])
+    derived = pool.with_in_use(frozenset({"b"}))
+    assert derived == ResourcePool.of("gpu", [Device("a", (0,)), Device("b", (1,))], ["b"])
+    assert (derived.available, derived.free_groups) == (frozenset({"a"}), ((1, 1),))
+    with pytest.raises(AttributeError):
+        derived.in_use = frozenset()

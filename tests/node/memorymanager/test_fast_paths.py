@@ -1,8 +1,8 @@
 """The memory manager's fast paths give the answers of their plain definitions.
 
 - the stale-state cleanup before hints releases exactly the containers no active pod names;
-- ``memory_hint_sets`` (cached rules, single nodes tested inline) lists what ``list_hints``
-  lists, also for states the cache has seen with other values;
+- ``memory_hint_sets`` (cached rules, single nodes tested inline) lists what upstream's
+  ``calculate_memory_hints`` lists, also for states the cache has seen with other values;
 - ``reserve_blocks`` / ``release_blocks`` equal ``reserve`` / ``release`` applied in turn.
 """
 
@@ -21,10 +21,10 @@ from numaplane.node.memorymanager.manager import MemoryManager
 from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
 from numaplane.node.memorymanager.reserved import MemoryReservation
 from numaplane.node.memorymanager.state import Block, MemoryTable, NUMANodeState
-from numaplane.node.memorymanager.topology_hints import list_hints
 from numaplane.node.stale_state import active_containers
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing.upstream_hints import calculate_memory_hints
 from tests.node.memorymanager.helpers import GB, MB, SettableAffinity, guaranteed, hint, machine
 
 _RESERVED = [MemoryReservation(n, {"memory": Quantity.parse("512Mi")}) for n in (0, 1, 2)]
@@ -190,16 +190,18 @@ def _listed(hints: dict[str, list[TopologyHint]] | object) -> dict[str, list[Top
 def test_memory_hint_sets_lists_the_definition(
     machine_state: dict[int, NUMANodeState], requests: dict[str, int], bonus: dict[int, int]
 ) -> None:
-    assert _listed(memory_hint_sets(machine_state, requests)) == list_hints(machine_state, requests)
+    assert _listed(memory_hint_sets(machine_state, requests)) == calculate_memory_hints(
+        machine_state, requests
+    )
 
     # With init-container memory to reuse on some masks.
     def reusable(mask: BitMask, resource: str) -> int:
         return bonus.get(mask.value, 0)
 
     masks = [BitMask.from_int(m) for m in bonus]
-    assert _listed(memory_hint_sets(machine_state, requests, reusable, masks)) == list_hints(
-        machine_state, requests, reusable
-    )
+    assert _listed(
+        memory_hint_sets(machine_state, requests, reusable, masks)
+    ) == calculate_memory_hints(machine_state, requests, reusable)
 
 
 def test_cached_hints_follow_the_free_memory_of_unused_nodes() -> None:
@@ -211,8 +213,14 @@ def test_cached_hints_follow_the_free_memory_of_unused_nodes() -> None:
 
     # The same capacity, the same (no) single-node hints: only the pair's free memory differs.
     requests = {"memory": 5}
-    assert _listed(memory_hint_sets(state(3), requests)) == list_hints(state(3), requests)
-    assert _listed(memory_hint_sets(state(2), requests)) == list_hints(state(2), requests) == {}
+    assert _listed(memory_hint_sets(state(3), requests)) == calculate_memory_hints(
+        state(3), requests
+    )
+    assert (
+        _listed(memory_hint_sets(state(2), requests))
+        == calculate_memory_hints(state(2), requests)
+        == {}
+    )
 
 
 # -- accounting ------------------------------------------------------------------------------

@@ -9,15 +9,16 @@ import pytest
 
 from numaplane.node.memorymanager.accounting import reserve
 from numaplane.node.memorymanager.machine_state import default_machine_state
+from numaplane.node.memorymanager.memory_hint_sets import memory_hint_sets
 from numaplane.node.memorymanager.state import Block, NUMANodeMap
 from numaplane.node.memorymanager.topology_hints import (
-    calculate_hints,
     find_best_hint,
     regenerate_hints,
     violates_numa_allocation,
 )
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.testing import upstream_hints
 from tests.node.memorymanager.helpers import GB, MB, hint, machine
 
 FOUR = default_machine_state(machine(4, 2 * GB), {n: {"memory": 512 * MB} for n in range(4)})
@@ -70,23 +71,25 @@ HINTS_CASES = [
 
 @pytest.mark.parametrize("case", HINTS_CASES, ids=lambda c: c.name)
 def test_calculate_hints(case: HintsCase) -> None:
-    hints = calculate_hints(case.state, case.requests)
+    hints = memory_hint_sets(case.state, case.requests)
     assert _masks(hints["memory"]) == case.expected
+    listed = upstream_hints.calculate_memory_hints(case.state, case.requests)
+    assert _masks(listed["memory"]) == case.expected
 
 
 def test_no_fitting_mask_gives_an_empty_map() -> None:
-    assert calculate_hints(FOUR, {"memory": 100 * GB, "hugepages-1Gi": GB}) == {}
+    assert memory_hint_sets(FOUR, {"memory": 100 * GB, "hugepages-1Gi": GB}) == {}
 
 
 def test_reusable_memory_counts_on_its_exact_mask_only() -> None:
     full = reserve(FOUR, (0,), "memory", 1536 * MB)
-    without = calculate_hints(full, {"memory": GB})
+    without = memory_hint_sets(full, {"memory": GB})
     assert ((0,), True) not in _masks(without["memory"])
 
     def reusable(mask: BitMask, resource: str) -> int:
         return GB if mask == BitMask(0) and resource == "memory" else 0
 
-    with_reuse = calculate_hints(full, {"memory": GB}, reusable)
+    with_reuse = memory_hint_sets(full, {"memory": GB}, reusable, [BitMask(0)])
     assert _masks(with_reuse["memory"])[0] == ((0,), True)
 
 
@@ -117,10 +120,11 @@ def test_regenerate_hints(case: RegenerateCase) -> None:
 
 
 def test_find_best_hint_prefers_preferred_then_narrower_then_first() -> None:
-    assert find_best_hint([]) is None
+    assert find_best_hint(None) is None
+    assert upstream_hints.find_best_hint([]) is None
     hints = [hint(0, 1), hint(2, preferred=True), hint(1, preferred=True), hint(3)]
-    assert find_best_hint(hints) == hint(1, preferred=True)
-    assert find_best_hint([hint(0, 1), hint(2, 3)]) == hint(0, 1)
+    assert upstream_hints.find_best_hint(hints) == hint(1, preferred=True)
+    assert upstream_hints.find_best_hint([hint(0, 1), hint(2, 3)]) == hint(0, 1)
 
 
 def test_violation_only_concerns_cross_numa_masks_over_used_nodes() -> None:

@@ -1,6 +1,6 @@
 """Rule-based hint lists: value semantics of thresholds and families, and the shortcuts the
-single-numa-node merge takes (per-node answers instead of mask-by-mask tests) against the
-exhaustive definitions."""
+single-numa-node merge takes (per-node answers instead of mask-by-mask tests) against upstream's
+walk."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ import pytest
 
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_rules import Family, Threshold
-from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_preferred
-from numaplane.node.topologymanager.policy import filter_providers_hints
+from numaplane.node.topologymanager.hint_rules import Family, RuleMemo, Threshold
+from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.numa_info import NUMAInfo
+from numaplane.node.topologymanager.policy import POLICY_SINGLE_NUMA_NODE, filter_providers_hints
+from numaplane.node.topologymanager.policy_options import PolicyOptions
 from numaplane.node.topologymanager.policy_single_numa_node import (
-    _single_node_merge_of_answers,
+    SingleNumaNodePolicy,
     filter_single_numa_hints,
-    single_node_merge,
 )
+from numaplane.testing.exhaustive import HintMerger, listed_single_numa_hints, materialized
 
 
 def _threshold(rng: random.Random, ids: list[int]) -> Threshold:
@@ -87,8 +89,8 @@ def _single_node_preferred_lists_the_preferred_one_node_hints(rng: random.Random
         for h in hints.materialize()
         if h.preferred and h.numa_affinity is not None and h.numa_affinity.count() == 1
     ]
-    assert single_node_preferred(hints) == expected
-    assert single_node_preferred(hints) == expected  # the remembered answer
+    assert hints.single_node_preferred() == expected
+    assert hints.single_node_preferred() == expected  # the remembered answer
     mask = 0
     for hint in expected:
         assert hint.numa_affinity is not None
@@ -123,17 +125,24 @@ def _answer(rng: random.Random, ids: list[int]) -> ProviderHints:
     return answer
 
 
-def test_merge_of_answers_equals_the_filtered_merge() -> None:
+def test_single_numa_node_merge_equals_the_walk_over_listed_hints() -> None:
     for seed in range(600):
-        _merge_of_answers_equals_the_filtered_merge(random.Random(seed))
+        _single_numa_node_merge_equals_the_walk_over_listed_hints(random.Random(seed))
 
 
-def _merge_of_answers_equals_the_filtered_merge(rng: random.Random) -> None:
+def _single_numa_node_merge_equals_the_walk_over_listed_hints(rng: random.Random) -> None:
     ids = _ids(rng)
-    machine = sum(1 << b for b in ids if rng.random() < 0.9) or 1 << ids[0]
+    machine = [b for b in ids if rng.random() < 0.9] or ids[:1]
     answers = [_answer(rng, ids) for _ in range(rng.randint(0, 3))]
     filtered = filter_single_numa_hints(filter_providers_hints(answers))
-    assert _single_node_merge_of_answers(machine, answers) == single_node_merge(machine, filtered)
+    listed = listed_single_numa_hints(materialized(filter_providers_hints(answers)))
+    assert [list(h) for h in filtered] == listed
+    info = NUMAInfo(tuple(machine))
+    got = SingleNumaNodePolicy(info).merge(answers).hint
+    want = HintMerger(info, listed, POLICY_SINGLE_NUMA_NODE, PolicyOptions()).merge()
+    if want.numa_affinity == info.default_affinity:
+        want = TopologyHint(None, want.preferred)
+    assert got == want
 
 
 def test_thresholds_and_families_are_immutable_values() -> None:
@@ -161,3 +170,28 @@ def test_thresholds_and_families_are_immutable_values() -> None:
     assert family.nonempty
     assert family.thresholds[0].ranked == ((3, 4), (1, 1))
     assert family == same
+
+
+def test_rule_memo_starts_afresh_when_full() -> None:
+    memo: RuleMemo[int, str] = RuleMemo("test rules", 2)
+    assert memo.get(1) is None
+    assert memo.put(1, "a") == "a"
+    memo.put(2, "b")
+    assert (memo.get(1), memo.get(2), len(memo)) == ("a", "b", 2)
+    memo.put(3, "c")
+    assert (memo.get(1), memo.get(3), len(memo)) == (None, "c", 1)
+
+
+def test_a_listed_set_keeps_the_hints_as_given() -> None:
+    hints = [
+        TopologyHint(BitMask(1), False),
+        TopologyHint(None, True),
+        TopologyHint(BitMask(1), False),
+    ]
+    listed = StructuredHints.listed(hints)
+    assert list(listed) == hints
+    assert listed.min_count() == 1
+    assert not listed.is_large()
+    assert list(listed.single_node_preferred()) == [TopologyHint(None, True)]
+    assert listed.single_node_shape() is None
+    assert listed.single_node_preferred().single_node_shape() == (True, 0)

@@ -19,7 +19,7 @@ from numaplane.node.topologymanager.hint_rules import Family, Threshold
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.merge_search import search_merge
 from numaplane.node.topologymanager.numa_info import NUMAInfo
-from numaplane.node.topologymanager.policy import HintMerger
+from numaplane.node.topologymanager.policy import merge_filtered
 from numaplane.node.topologymanager.policy_options import PolicyOptions
 from numaplane.testing.exhaustive import exhaustive_merge
 
@@ -108,24 +108,23 @@ def test_search_matches_exhaustive(batch: Batch) -> None:
                 lists.append(rule if rule else [TopologyHint(None, False)])
         policy = rng.choice(POLICIES)
         options = PolicyOptions(prefer_closest_numa=rng.random() < 0.5)
-        fast = HintMerger(info, lists, policy, options).merge()
+        fast = merge_filtered(info, lists, policy, options).hint
         assert fast == exhaustive_merge(info, lists, policy, options), f"seed {seed}"
 
 
-def test_rule_outside_the_machine_defers_to_the_walk() -> None:
+def test_rule_outside_the_machine_is_merged_mask_by_mask() -> None:
     info = NUMAInfo((0, 1))
     rule = StructuredHints((0, 1, 2), [Family(0b111, ())], (), 1)
-    assert search_merge(info, [rule], False, 1) is None
-    # The merger still answers, through the exhaustive walk.
-    merged = HintMerger(info, [rule], "best-effort", PolicyOptions()).merge()
+    merged = search_merge(info, [rule], False, 1).hint
     assert merged == TopologyHint(BitMask(0), True)
+    assert merged == exhaustive_merge(info, [rule], "best-effort", PolicyOptions())
 
 
 def test_equal_distances_fall_back_to_the_smaller_mask() -> None:
     info = NUMAInfo((0, 1, 2, 3), dict.fromkeys(range(4), (10, 20, 20, 20)))
     rule = StructuredHints((0, 1, 2, 3), [Family(0b1111, (Threshold.per_node({}, 0),))], (), 2)
     options = PolicyOptions(prefer_closest_numa=True)
-    merged = HintMerger(info, [rule], "best-effort", options).merge()
+    merged = merge_filtered(info, [rule], "best-effort", options).hint
     assert merged == exhaustive_merge(info, [rule], "best-effort", options)
     assert merged.numa_affinity is not None
     assert merged.numa_affinity.count() == 2
@@ -133,9 +132,10 @@ def test_equal_distances_fall_back_to_the_smaller_mask() -> None:
 
 def test_no_lists_merges_to_every_node_preferred() -> None:
     info = NUMAInfo((0, 3))
-    assert search_merge(info, [], False, 0) == TopologyHint(BitMask(0, 3), True)
+    assert search_merge(info, [], False, 0).hint == TopologyHint(BitMask(0, 3), True)
 
 
 def test_an_empty_list_gives_every_node_not_preferred() -> None:
     info = NUMAInfo((0, 1))
-    assert search_merge(info, [[]], False, 0) == TopologyHint(BitMask(0, 1), False)
+    empty = StructuredHints.listed([])
+    assert search_merge(info, [empty], False, 0).hint == TopologyHint(BitMask(0, 1), False)

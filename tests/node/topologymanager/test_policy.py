@@ -13,17 +13,17 @@ from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy import (
-    HintMerger,
+    MergeResult,
     filter_providers_hints,
-    iterate_permutations,
     max_of_min_affinity_counts,
-    merge_permutation,
+    merge_filtered,
 )
 from numaplane.node.topologymanager.policy_best_effort import BestEffortPolicy
 from numaplane.node.topologymanager.policy_none import NonePolicy
 from numaplane.node.topologymanager.policy_options import PolicyOptions
 from numaplane.node.topologymanager.policy_restricted import RestrictedPolicy
 from numaplane.node.topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from numaplane.testing.exhaustive import HintMerger, iterate_permutations, merge_permutation
 from tests.node.topologymanager.strategies import MAX_NODES, providers
 
 NODES = tuple(range(MAX_NODES))
@@ -94,6 +94,8 @@ def test_max_of_min_ignores_nil_and_takes_widest_minimum() -> None:
 
 def test_merge_without_candidates_is_all_nodes_not_preferred() -> None:
     """An empty list (nothing possible) leaves the default ``{all, false}``."""
+    merged = merge_filtered(INFO, [[h((0,))], []], "best-effort", PolicyOptions())
+    assert merged.hint == h(NODES, False)
     assert HintMerger(INFO, [[h((0,))], []], "best-effort", PolicyOptions()).merge() == h(
         NODES, False
     )
@@ -101,6 +103,7 @@ def test_merge_without_candidates_is_all_nodes_not_preferred() -> None:
 
 def test_merge_with_no_lists_is_all_nodes_preferred() -> None:
     """Zero providers: one empty permutation, the default mask, preferred."""
+    assert merge_filtered(INFO, [], "best-effort", PolicyOptions()).hint == h(NODES, True)
     assert HintMerger(INFO, [], "best-effort", PolicyOptions()).merge() == h(NODES, True)
 
 
@@ -124,11 +127,12 @@ def _naive_merge(merger: HintMerger) -> TopologyHint:
 
 @settings(max_examples=200)
 @given(providers, st.booleans())
-def test_memoised_walk_equals_upstream_loop(answers: list[ProviderHints], closest: bool) -> None:
-    """The depth-first, memoised walk returns exactly what the plain loop returns."""
+def test_search_equals_upstream_loop(answers: list[ProviderHints], closest: bool) -> None:
+    """The merge search returns exactly what upstream's plain loop returns."""
     options = PolicyOptions(prefer_closest_numa=closest)
-    merger = HintMerger(INFO, filter_providers_hints(answers), "best-effort", options)
-    assert merger.merge() == _naive_merge(merger)
+    filtered = filter_providers_hints(answers)
+    merger = HintMerger(INFO, filtered, "best-effort", options)
+    assert merge_filtered(INFO, filtered, "best-effort", options).hint == _naive_merge(merger)
 
 
 POLICIES = (
@@ -164,7 +168,7 @@ def test_preferred_result_is_never_wider_than_a_feasible_preferred_mask(
     A preferred result is feasible, and no feasible mask is narrower (Narrowest applies when
     prefer-closest-numa-nodes is off).
     """
-    hint, _ = BestEffortPolicy(INFO).merge(answers)
+    hint = BestEffortPolicy(INFO).merge(answers).hint
     if not hint.preferred:
         return
     assert hint.numa_affinity is not None
@@ -188,13 +192,14 @@ def test_preferred_result_is_never_wider_than_a_feasible_preferred_mask(
 @given(providers)
 def test_none_always_admits_without_merging(answers: list[ProviderHints]) -> None:
     """The none policy admits everything with the empty hint."""
-    assert NonePolicy().merge(answers) == (TopologyHint(None, False), True)
+    assert NonePolicy().merge(answers) == MergeResult(TopologyHint(None, False), True)
 
 
 @given(providers)
 def test_single_numa_node_never_admits_multi_numa(answers: list[ProviderHints]) -> None:
     """An admitted single-numa-node result is "any" or exactly one node, and preferred."""
-    hint, admit = SingleNumaNodePolicy(INFO).merge(answers)
+    merged = SingleNumaNodePolicy(INFO).merge(answers)
+    hint, admit = merged.hint, merged.admit
     if admit:
         assert hint.preferred
         assert hint.numa_affinity is None or hint.numa_affinity.count() == 1
@@ -204,7 +209,7 @@ def test_single_numa_node_never_admits_multi_numa(answers: list[ProviderHints]) 
 @given(providers)
 def test_restricted_admits_exactly_preferred(answers: list[ProviderHints]) -> None:
     """Restricted admits iff the merged hint is preferred, and merges like best-effort."""
-    hint, admit = RestrictedPolicy(INFO).merge(answers)
-    assert admit == hint.preferred
-    assert hint == BestEffortPolicy(INFO).merge(answers)[0]
-    assert BestEffortPolicy(INFO).merge(answers)[1]
+    merged = RestrictedPolicy(INFO).merge(answers)
+    assert merged.admit == merged.hint.preferred
+    assert merged.hint == BestEffortPolicy(INFO).merge(answers).hint
+    assert BestEffortPolicy(INFO).merge(answers).admit

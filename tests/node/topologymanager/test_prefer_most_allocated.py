@@ -25,7 +25,7 @@ from numaplane.node.topologymanager.numa_utilization import (
     break_tie,
     signal_verdict,
 )
-from numaplane.node.topologymanager.policy import HintMerger
+from numaplane.node.topologymanager.policy import MergeResult, merge_filtered
 from numaplane.node.topologymanager.policy_options import (
     PolicyOptionError,
     PolicyOptions,
@@ -35,6 +35,7 @@ from numaplane.node.topologymanager.policy_single_numa_node import (
     SingleNumaNodePolicy,
     UtilizationTieBreakingPolicy,
 )
+from numaplane.testing.exhaustive import HintMerger
 from tests.node.topologymanager.strategies import providers
 
 OPTION = "prefer-most-allocated-numa-node"
@@ -339,18 +340,20 @@ MERGE_CASES = (
 def test_single_numa_merge(case: MergeCase) -> None:
     utilization = FixedUtilization(case.cpu, case.memory)
     on = SingleNumaNodePolicy(INFO4, ON)
-    hint, admit, tie = on.merge_explained(case.answers, utilization)
-    assert (hint, admit) == (case.want_on, case.admit)
+    merged = on.merge_explained(case.answers, utilization)
+    assert (merged.hint, merged.admit) == (case.want_on, case.admit)
+    tie = merged.tie_break
     assert (None if tie is None else tie.outcome) == case.tie
     off = SingleNumaNodePolicy(INFO4)
-    assert off.merge(case.answers) == (case.want_off, case.admit)
+    assert off.merge(case.answers) == MergeResult(case.want_off, case.admit)
     # With the option off the utilization is never consulted.
-    assert off.merge_explained(case.answers, utilization) == (case.want_off, case.admit, None)
+    assert off.merge_explained(case.answers, utilization) == MergeResult(case.want_off, case.admit)
 
 
 def test_plain_merge_with_the_option_but_no_utilization_keeps_the_default() -> None:
     policy = SingleNumaNodePolicy(INFO4, ON)
-    assert policy.merge([{"cpu": _single(2, 3)}]) == (TopologyHint(BitMask(2), True), True)
+    merged = policy.merge([{"cpu": _single(2, 3)}])
+    assert (merged.hint, merged.admit) == (TopologyHint(BitMask(2), True), True)
 
 
 def test_hint_merger_reports_distinct_preferred_single_node_candidates() -> None:
@@ -367,6 +370,8 @@ def test_hint_merger_reports_distinct_preferred_single_node_candidates() -> None
     assert best == merger.merge() == TopologyHint(BitMask(0), True)
     # {2}&{0,2} is {2} but not preferred (masks differ); {2}&any is preferred.
     assert tied == (0, 2)
+    merged = merge_filtered(INFO4, hints, "best-effort", PolicyOptions(), with_ties=True)
+    assert (merged.hint, merged.single_node_ties) == (best, tied)
 
 
 @given(providers, _score_maps, _score_maps)
@@ -374,9 +379,11 @@ def test_option_only_moves_between_tied_single_nodes(
     answers: list[ProviderHints], cpu: Scores, memory: Scores
 ) -> None:
     on, off = SingleNumaNodePolicy(INFO4, ON), SingleNumaNodePolicy(INFO4)
-    hint, admit, tie = on.merge_explained(answers, FixedUtilization(cpu, memory))
-    default_hint, default_admit = off.merge(answers)
-    assert admit == default_admit
+    merged = on.merge_explained(answers, FixedUtilization(cpu, memory))
+    hint, tie = merged.hint, merged.tie_break
+    default = off.merge(answers)
+    default_hint = default.hint
+    assert merged.admit == default.admit
     if tie is None:
         assert hint == default_hint
     else:
@@ -567,14 +574,13 @@ def test_rejected_merge_keeps_its_none_entry() -> None:
     )
 
 
-def test_with_tie_breaks_needs_one_entry_per_merge_and_a_tie() -> None:
+def test_each_merge_returns_its_own_tie_break() -> None:
     tm = _manager("container", True, FixedUtilization(_scores(0, 0, 0, 30)))
-    result = tm.admit(POD)
-    explanation = result.explanation
-    stripped = explanation.with_tie_breaks([None, None])
-    assert stripped is explanation
-    tie = explanation.decisions[0].tie_break
-    assert explanation.with_tie_breaks([tie]) is explanation
+    first = tm.admit(POD).explanation.decisions[0].tie_break
+    assert first is not None
+    # A merge without a tie returns none, whatever the merge before it returned.
+    tm.set_utilization(None)
+    assert tm.policy.merge([None]).tie_break is None
 
 
 def test_the_wrapper_exposes_the_wrapped_policy() -> None:

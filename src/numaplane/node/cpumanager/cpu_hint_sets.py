@@ -1,6 +1,7 @@
 """The static CPU policy's hints as a rule (``StructuredHints``), not a list of masks.
 
-The same hints as ``generate_cpu_topology_hints``: a mask of the NUMA nodes with CPUs is a hint
+Upstream's ``generateCPUTopologyHints`` (written the upstream way in
+``numaplane.testing.upstream_hints``) as a rule: a mask of the NUMA nodes with CPUs is a hint
 when it holds every reusable CPU's node and its available CPUs plus the reusable ones reach the
 request; preferred when as narrow as the narrowest mask whose *total* CPUs reach the request, or
 (align-by-socket) when it spans the fewest sockets.
@@ -18,7 +19,6 @@ from collections.abc import Hashable, Mapping
 from typing import cast
 
 from numaplane.node.cpumanager.topology import CPUTopology
-from numaplane.node.cpumanager.topology_hints import is_hint_socket_aligned
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_rules import Family, Threshold, min_width_meeting
@@ -36,7 +36,8 @@ def cpu_hint_set(
     request: int,
     align_by_socket: bool = False,
 ) -> StructuredHints:
-    """``generate_cpu_topology_hints`` as a rule; it lists the same hints in the same order."""
+    """Upstream ``generateCPUTopologyHints`` as a rule; it lists the same hints in the same
+    order."""
     reusable_nodes = _per_node_counts(topology, reusable)
     num_reusable = sum(reusable_nodes.values())
     # Every reusable CPU's node must be in the mask (ids 64+ only make the rule unsatisfiable).
@@ -63,6 +64,18 @@ def cpu_hint_set(
         memo.clear()
     memo[key] = hints
     return hints
+
+
+def is_hint_socket_aligned(topology: CPUTopology, hint: TopologyHint, min_affinity: int) -> bool:
+    """Whether the hint's NUMA nodes span exactly the fewest sockets the request needs."""
+    if hint.numa_affinity is None or topology.num_sockets == 0:
+        return False
+    numa_per_socket = topology.num_numa_nodes // topology.num_sockets
+    if numa_per_socket == 0:
+        return False
+    min_sockets = -(-min_affinity // numa_per_socket)
+    sockets = topology.details.sockets_in_numa_nodes(*hint.numa_affinity.bits)
+    return len(sockets) == min_sockets
 
 
 def _min_affinity(topology: CPUTopology, request: int) -> int:

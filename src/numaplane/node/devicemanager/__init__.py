@@ -32,7 +32,6 @@ from numaplane.node.devicemanager.state import (
     State,
     StateReader,
 )
-from numaplane.node.devicemanager.topology_hints import generate_device_topology_hints
 
 __all__ = [
     "DEFAULT_PCI_RULES",
@@ -55,7 +54,6 @@ __all__ = [
     "devices_from_machine",
     "devices_to_allocate",
     "filter_by_affinity",
-    "generate_device_topology_hints",
     "parse_inventory",
     "sources_of",
 ]

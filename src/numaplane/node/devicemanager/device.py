@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 from numaplane.node.topologymanager.bitmask import BitMask
+from numaplane.node.topologymanager.hint_rules import Threshold, mask_of, min_width_meeting
 
 #: The pseudo NUMA node upstream files devices without locality under (``nodeWithoutTopology``).
 NODE_WITHOUT_TOPOLOGY = -1
@@ -55,8 +55,6 @@ class Device:
         return Device(self.id, self.numa, healthy)
 
 
-# The same few ids are sorted at every allocation: remember their keys.
-@lru_cache(maxsize=65536)
 def device_id_key(device_id: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """A sort key that orders ids naturally ("dev2" before "dev10"), total over all strings."""
     parts = re.split(r"([0-9]+)", device_id)
@@ -75,16 +73,17 @@ class DeviceIndex:
 
     A pool changes at every admission (which devices are held), its devices rarely (a plugin's
     new list): hints and allocation read these facts many times per admission, so they are
-    computed once per device set. Treat it as immutable; ``min_widths`` is a memo of a pure
+    computed once per device set. Immutable; ``min_width`` remembers its answers, a pure
     function of the devices.
     """
 
     __slots__ = (
+        "_groups",
+        "_min_widths",
         "by_keys",
         "has_topology",
         "healthy",
         "keys",
-        "min_widths",
         "order",
         "position",
         "single_node",
@@ -108,9 +107,27 @@ class DeviceIndex:
         self.by_keys = {keys: tuple(ids) for keys, ids in by_keys.items()}
         #: Whether every device is filed under exactly one node (``-1`` included).
         self.single_node = all(len(keys) == 1 for keys in by_keys)
-        #: Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
-        #: devices (all of them, healthy or not) could hold the request.
-        self.min_widths: dict[tuple[tuple[int, ...], int], int] = {}
+        # Every device (healthy or not) per NUMA mask, for ``min_width``.
+        groups: dict[int, int] = {}
+        for device in devices.values():
+            mask = mask_of(device.numa_nodes)
+            if mask:
+                groups[mask] = groups.get(mask, 0) + 1
+        self._groups = tuple(sorted(groups.items()))
+        # ``min_width`` answers by (NUMA nodes, request): they depend on the devices alone.
+        self._min_widths: dict[tuple[tuple[int, ...], int], int] = {}
+
+    def min_width(self, numa_nodes: tuple[int, ...], request: int) -> int:
+        """Width of the narrowest mask of ``numa_nodes`` whose devices (all of them, healthy
+        or not) could hold ``request`` (upstream's minimum affinity size; every node when none
+        can)."""
+        key = (numa_nodes, request)
+        found = self._min_widths.get(key)
+        if found is None:
+            everything = Threshold(self._groups, request)
+            found = min_width_meeting(numa_nodes, [everything], len(numa_nodes))
+            self._min_widths[key] = found
+        return found
 
     def natural(self, ids: Collection[str]) -> list[str]:
         """``sorted_ids(ids)``, by each device's place instead of its id's sort key."""
@@ -131,30 +148,67 @@ class DeviceIndex:
         return counts
 
 
-def _mask(nodes: Iterable[int]) -> int:
-    # As hint_sets.mask_of: node ids outside 0-63 cannot be in a mask.
-    value = 0
-    for node in nodes:
-        if 0 <= node < 64:
-            value |= 1 << node
-    return value
-
-
-@dataclass(frozen=True)
 class ResourcePool:
-    """What allocation and hint generation see of one registered resource.
+    """What allocation and hint generation see of one registered resource (immutable).
 
     ``devices`` are all its devices by id (healthy or not); ``in_use`` the ids any container
-    holds (upstream ``allocatedDevices[resource]``).
+    holds (upstream ``allocatedDevices[resource]``). What depends on the devices alone lives in
+    ``index``, shared by every pool ``with_in_use`` derives; the free-device counts are worked
+    out at construction.
     """
+
+    __slots__ = ("available", "devices", "free_by_keys", "free_groups", "in_use", "index", "name")
 
     name: str
     devices: Mapping[str, Device]
-    in_use: frozenset[str] = frozenset()
+    in_use: frozenset[str]
+    #: Facts about the devices alone, shared by every pool with the same devices.
+    index: DeviceIndex
+    #: Healthy devices no container holds (upstream ``getAvailableDevices``).
+    available: frozenset[str]
+    #: How many ``available`` devices each ``numa_keys`` tuple holds (no zero counts).
+    free_by_keys: Mapping[tuple[int, ...], int]
+    #: ``(NUMA mask, available devices)`` per non-empty mask, ascending by mask: the capacity
+    #: groups of the available devices (devices without a node are left out).
+    free_groups: tuple[tuple[int, int], ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "devices", MappingProxyType(dict(self.devices)))
-        object.__setattr__(self, "in_use", frozenset(self.in_use))
+    def __init__(
+        self,
+        name: str,
+        devices: Mapping[str, Device],
+        in_use: Iterable[str] = frozenset(),
+        *,
+        index: DeviceIndex | None = None,
+        free_by_keys: Mapping[tuple[int, ...], int] | None = None,
+    ) -> None:
+        """``index`` and ``free_by_keys``, when given, must be what this pool would work out
+        itself (``with_in_use`` passes on what it already knows, in a dict nobody else holds);
+        ``devices`` are then taken as given, already frozen."""
+        held = frozenset(in_use)
+        if index is None:
+            devices = MappingProxyType(dict(devices))
+            index = DeviceIndex(devices)
+        available = index.healthy - held
+        if free_by_keys is None:
+            free_by_keys = index.count_by_keys(available)
+            assert free_by_keys is not None  # available ids are ids of devices
+        groups: dict[int, int] = {}
+        for keys, count in free_by_keys.items():
+            mask = mask_of(keys)
+            if mask:
+                groups[mask] = groups.get(mask, 0) + count
+        # The one place fields are set (``__setattr__`` refuses afterwards).
+        set_field = object.__setattr__
+        set_field(self, "name", name)
+        set_field(self, "devices", devices)
+        set_field(self, "in_use", held)
+        set_field(self, "index", index)
+        set_field(self, "available", available)
+        set_field(self, "free_by_keys", MappingProxyType(free_by_keys))
+        set_field(self, "free_groups", tuple(sorted(groups.items())))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
 
     def __hash__(self) -> int:
         return hash((self.name, frozenset(self.devices.items()), self.in_use))
@@ -168,82 +222,43 @@ class ResourcePool:
             other.in_use,
         )
 
+    def __repr__(self) -> str:
+        devices = dict(self.devices)
+        return f"ResourcePool(name={self.name!r}, devices={devices!r}, in_use={self.in_use!r})"
+
     @classmethod
     def of(cls, name: str, devices: Iterable[Device], in_use: Iterable[str] = ()) -> ResourcePool:
         """A pool from a device list."""
         return cls(name, {d.id: d for d in devices}, frozenset(in_use))
 
     def with_in_use(self, in_use: frozenset[str]) -> ResourcePool:
-        """The same devices with other held ids; the device map and the facts that depend on
-        the devices alone (``index``) are shared, not rebuilt, and the free-device counts are
-        updated by the few ids that changed hands rather than recounted."""
-        pool = object.__new__(ResourcePool)
+        """The same devices with other held ids. The device map and ``index`` are shared, not
+        rebuilt, and the free-device counts are updated by the few ids that changed hands
+        rather than recounted."""
         in_use = frozenset(in_use)
         index = self.index
-        # The fields and cached properties live in the instance dict (frozen, no slots).
-        pool.__dict__.update(name=self.name, devices=self.devices, in_use=in_use, index=index)
-        free = self.__dict__.get("free_by_keys")
-        if free is not None:
-            counts = dict(free)
-            healthy, keys = index.healthy, index.keys
-            for device_id in self.in_use - in_use:
-                if device_id in healthy:
-                    found = keys[device_id]
-                    counts[found] = counts.get(found, 0) + 1
-            for device_id in in_use - self.in_use:
-                if device_id in healthy:
-                    found = keys[device_id]
-                    left = counts[found] - 1
-                    if left:
-                        counts[found] = left
-                    else:
-                        del counts[found]
-            pool.__dict__["free_by_keys"] = counts
-        return pool
-
-    @cached_property
-    def index(self) -> DeviceIndex:
-        """Facts about the devices alone, shared by every pool with the same devices."""
-        return DeviceIndex(self.devices)
-
-    @property
-    def min_widths(self) -> dict[tuple[tuple[int, ...], int], int]:
-        """Memo for hint generation: ``(NUMA nodes, request)`` to the narrowest width whose
-        devices (all of them, healthy or not) could hold the request."""
-        return self.index.min_widths
+        counts = dict(self.free_by_keys)
+        healthy, keys = index.healthy, index.keys
+        for device_id in self.in_use - in_use:
+            if device_id in healthy:
+                found = keys[device_id]
+                counts[found] = counts.get(found, 0) + 1
+        for device_id in in_use - self.in_use:
+            if device_id in healthy:
+                found = keys[device_id]
+                left = counts[found] - 1
+                if left:
+                    counts[found] = left
+                else:
+                    del counts[found]
+        return ResourcePool(self.name, self.devices, in_use, index=index, free_by_keys=counts)
 
     @property
     def healthy(self) -> frozenset[str]:
         """Ids of healthy devices."""
         return self.index.healthy
 
-    @cached_property
-    def available(self) -> frozenset[str]:
-        """Healthy devices no container holds (upstream ``getAvailableDevices``)."""
-        return self.index.healthy - self.in_use
-
     @property
     def has_topology(self) -> bool:
         """Whether any device names a NUMA node (upstream ``deviceHasTopologyAlignment``)."""
         return self.index.has_topology
-
-    @cached_property
-    def free_by_keys(self) -> Mapping[tuple[int, ...], int]:
-        """How many ``available`` devices each ``numa_keys`` tuple holds (no zero counts).
-
-        Read-only: pools derived by ``with_in_use`` start from a copy of it.
-        """
-        counts = self.index.count_by_keys(self.available)
-        assert counts is not None  # available ids are ids of devices
-        return counts
-
-    @cached_property
-    def free_groups(self) -> tuple[tuple[int, int], ...]:
-        """``(NUMA mask, available devices)`` per non-empty mask, ascending by mask: the
-        capacity groups of the available devices (devices without a node are left out)."""
-        counts: dict[int, int] = {}
-        for keys, count in self.free_by_keys.items():
-            mask = _mask(keys)
-            if mask:
-                counts[mask] = counts.get(mask, 0) + count
-        return tuple(sorted(counts.items()))

@@ -1,6 +1,7 @@
 """The Device Manager's hints as a rule (``StructuredHints``), not a list of masks.
 
-The same hints as ``generate_device_topology_hints``: a mask is a hint when it touches a NUMA
+Upstream's ``generateDeviceTopologyHints`` (written the upstream way in
+``numaplane.testing.upstream_hints``) as a rule: a mask is a hint when it touches a NUMA
 node of every reusable device that has topology and the available devices it touches plus the
 reusable ones reach the request; preferred when as narrow as the narrowest mask whose devices
 (all of them, healthy or not) could hold the request.
@@ -10,19 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from functools import lru_cache
 
 from numaplane.node.devicemanager.device import ResourcePool
-from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
+from numaplane.node.topologymanager.hint_rules import (
+    Family,
+    RuleMemo,
+    Threshold,
+    mask_of,
+)
 from numaplane.node.topologymanager.hint_sets import StructuredHints
-
-
-def _grouped(masks: list[int], minimum: int) -> Threshold:
-    counts: dict[int, int] = {}
-    for mask in masks:
-        if mask:
-            counts[mask] = counts.get(mask, 0) + 1
-    return Threshold(tuple(sorted(counts.items())), minimum)
 
 
 def device_hint_set(
@@ -32,16 +29,10 @@ def device_hint_set(
     reusable: AbstractSet[str],
     request: int,
 ) -> StructuredHints:
-    """``generate_device_topology_hints`` as a rule; same hints, same order."""
+    """Upstream ``generateDeviceTopologyHints`` as a rule; same hints, same order."""
     devices = pool.devices
     nodes = tuple(numa_nodes)
-    # Depends on every device (not on which are free): remembered per device set.
-    key = (nodes, request)
-    memo = pool.min_widths
-    min_affinity = memo.get(key)
-    if min_affinity is None:
-        everything = _grouped([mask_of(d.numa_nodes) for d in devices.values()], request)
-        min_affinity = memo[key] = min_width_meeting(nodes, [everything], len(nodes))
+    min_affinity = pool.index.min_width(nodes, request)
     hits: list[int] = []
     for device_id in reusable:
         device = devices.get(device_id)
@@ -60,13 +51,22 @@ def device_hint_set(
                     counts[mask] = counts.get(mask, 0) + 1
         free = tuple(sorted(counts.items()))
     hit_masks = tuple(sorted(set(hits))) if hits else ()
-    return _hint_set(nodes, free, request - len(hits), hit_masks, min_affinity)
+    rule_key = (nodes, free, request - len(hits), hit_masks, min_affinity)
+    rule = _RULES.get(rule_key)
+    if rule is None:
+        rule = _RULES.put(rule_key, _hint_set(*rule_key))
+    return rule
 
 
-# The rule is a pure function of these few small values, and they repeat from admission to
-# admission (the same request against the same free counts): build each rule once. The rule is
-# immutable (its lazily filled fields are memos of that same rule), so admissions share it.
-@lru_cache(maxsize=8192)
+#: Device rules by everything ``_hint_set`` reads: node ids, the free devices per NUMA mask,
+#: how many more are needed beyond the reused ones, the reused devices' masks and the preferred
+#: width. These repeat from admission to admission (the same request against the same counts).
+_RULES: RuleMemo[
+    tuple[tuple[int, ...], tuple[tuple[int, int], ...], int, tuple[int, ...], int],
+    StructuredHints,
+] = RuleMemo("device hint rules", 8192)
+
+
 def _hint_set(
     numa_nodes: tuple[int, ...],
     free: tuple[tuple[int, int], ...],

@@ -15,60 +15,10 @@ from collections.abc import Set as AbstractSet
 from numaplane.node.devicemanager.device import ResourcePool
 from numaplane.node.devicemanager.device_hint_sets import device_hint_set
 from numaplane.node.devicemanager.state import StateReader
-from numaplane.node.topologymanager.bitmask import bit_mask_subsets
 from numaplane.node.topologymanager.hint import TopologyHint
 
 DeviceHints = dict[str, Sequence[TopologyHint] | None]
 """Hints per device resource; ``None`` = no preference, ``[]`` = no possible placement."""
-
-
-def generate_device_topology_hints(
-    numa_nodes: Sequence[int],
-    pool: ResourcePool,
-    available: AbstractSet[str],
-    reusable: AbstractSet[str],
-    request: int,
-) -> list[TopologyHint]:
-    """One hint per NUMA mask holding ``request`` devices out of ``available`` and ``reusable``.
-
-    A mask qualifies only if it contains every reusable device that has topology information;
-    ``Preferred`` marks the masks as narrow as the narrowest whose devices (counting every
-    device, healthy or not, free or not) could hold the request.
-    """
-    min_affinity_size = len(numa_nodes)
-    found: list[TopologyHint] = []
-    devices = pool.devices
-    for mask in bit_mask_subsets(numa_nodes):
-        in_mask = sum(1 for d in devices.values() if d.in_mask(mask))
-        if in_mask >= request and mask.count() < min_affinity_size:
-            min_affinity_size = mask.count()
-
-        matching = 0
-        fits = True
-        for device_id in reusable:
-            device = devices.get(device_id)
-            # Only a device without any Topology is skipped; one with an empty node list
-            # rules every mask out, as upstream.
-            if device is None or device.numa is None:
-                continue
-            if not device.in_mask(mask):
-                fits = False
-                break
-            matching += 1
-        if not fits:
-            continue
-        for device_id in available:
-            device = devices.get(device_id)
-            if device is not None and device.in_mask(mask):
-                matching += 1
-        if matching >= request:
-            found.append(TopologyHint(mask, False))
-    return [
-        TopologyHint(h.numa_affinity, True)
-        if h.numa_affinity is not None and h.numa_affinity.count() == min_affinity_size
-        else h
-        for h in found
-    ]
 
 
 def container_topology_hints(
@@ -149,6 +99,6 @@ def _rule(
     reusable: AbstractSet[str],
     requested: int,
 ) -> Sequence[TopologyHint]:
-    # The rule lists what generate_device_topology_hints lists, without enumerating every mask.
+    # The rule lists every qualifying mask without enumerating them.
     hints = device_hint_set(numa_nodes, pool, available, reusable, requested)
     return hints if hints else []

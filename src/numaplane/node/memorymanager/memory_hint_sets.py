@@ -1,6 +1,7 @@
 """The static memory policy's hints as a rule (``StructuredHints``), not a list of masks.
 
-The same hints as ``calculate_hints``. Multi-node masks over nodes nothing is allocated on form
+Upstream's ``calculateHints`` (written the upstream way in ``numaplane.testing.upstream_hints``)
+as a rule. Multi-node masks over nodes nothing is allocated on form
 one ``Family`` (allocatable and free memory reach every request); every other hint is checked
 one by one as an extra: single nodes, the node groups existing multi-node blocks use, and the
 masks this pod's init containers left reusable memory on.
@@ -8,16 +9,43 @@ masks this pod's init containers left reusable memory on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from numaplane.cpuset import set_bits
 from numaplane.node.memorymanager.state import NUMANodeMap
-from numaplane.node.memorymanager.topology_hints import ReusableLookup, _respects_grouping
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
-from numaplane.node.topologymanager.hint_rules import Family, Threshold, mask_of, min_width_meeting
+from numaplane.node.topologymanager.hint_rules import (
+    Family,
+    RuleMemo,
+    Threshold,
+    mask_of,
+    min_width_meeting,
+)
 from numaplane.node.topologymanager.hint_sets import StructuredHints
+
+ReusableLookup = Callable[[BitMask, str], int]
+"""(mask, resource) -> bytes this pod's init containers left reusable on exactly that mask."""
+
+
+def groups_equal(first: Iterable[int], second: Iterable[int]) -> bool:
+    """Whether two NUMA groups hold the same nodes (upstream ``areGroupsEqual``)."""
+    return sorted(first) == sorted(second)
+
+
+def respects_grouping(machine_state: NUMANodeMap, bits: Sequence[int]) -> bool:
+    """Whether a mask may be used given the groups nodes are already allocated in."""
+    if len(bits) == 1:
+        # A node already in a multi-node group cannot serve single-node blocks.
+        node = machine_state.get(bits[0])
+        return node is None or len(node.cells) <= 1
+    for node_id in bits:
+        node = machine_state.get(node_id)
+        if node is None or node.number_of_assignments <= 0:
+            continue
+        if len(node.cells) == 1 or not groups_equal(node.cells, bits):
+            return False
+    return True
 
 
 def memory_hint_sets(
@@ -26,7 +54,7 @@ def memory_hint_sets(
     reusable: ReusableLookup | None = None,
     reusable_masks: Iterable[BitMask] = (),
 ) -> dict[str, StructuredHints]:
-    """``calculate_hints`` as rules: one shared rule per requested resource, ``{}`` when no
+    """Upstream ``calculateHints`` as rules: one shared rule per requested resource, ``{}`` when no
     mask qualifies. ``reusable_masks`` must name every mask ``reusable`` may be non-zero on."""
     node_ids = tuple(sorted(machine_state))
     items = tuple(requests.items())
@@ -81,10 +109,11 @@ def memory_hint_sets(
             ):
                 extras.add(mask)
     sizes = tuple(size for _, size in items)
-    hints = _structured(
-        node_ids, sizes, tuple(allocatable), unused, tuple(unused_free), frozenset(extras)
-    )
+    key = (node_ids, sizes, tuple(allocatable), unused, tuple(unused_free), frozenset(extras))
+    hints = _RULES.get(key)
     if hints is None:
+        hints = _RULES.put(key, _structured(*key))
+    if hints.is_empty():
         return {}
     return dict.fromkeys(requests, hints)
 
@@ -99,8 +128,8 @@ def _qualifies(
     requests: Mapping[str, int],
     reusable: ReusableLookup | None,
 ) -> bool:
-    """Whether one mask is a hint, as ``list_hints`` tests it. Every node of a mask inside the
-    universe is in the machine state, so its sums read the per-node rows."""
+    """Whether one mask is a hint, as upstream's ``calculateHints`` tests it. Every node of a
+    mask inside the universe is in the machine state, so its sums read the per-node rows."""
     if not mask or mask & ~universe:
         return False
     bits = set_bits(mask)
@@ -108,7 +137,7 @@ def _qualifies(
     for k, size in enumerate(requests.values()):
         if sum(allocatable[row][k] for row in rows) < size:
             return False
-    if not _respects_grouping(machine_state, bits):
+    if not respects_grouping(machine_state, bits):
         return False
     whole = None if reusable is None else BitMask.from_int(mask)
     for k, (resource, size) in enumerate(requests.items()):
@@ -120,11 +149,27 @@ def _qualifies(
     return True
 
 
-# The hints are a pure function of the request sizes, every node's allocatable memory, which
-# nodes are unused (and their free memory) and which single masks qualify: the same answer
-# repeats from admission to admission, so it is built once. Sharing the (immutable) rule also
-# shares what consumers derive from it lazily (its list view, its single-node hints).
-@lru_cache(maxsize=1024)
+_RuleKey = tuple[
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[tuple[int, ...], ...],
+    int,
+    tuple[tuple[int, ...], ...],
+    frozenset[int],
+]
+
+#: Memory rules by everything ``_structured`` reads: node ids, request sizes, every node's
+#: allocatable memory, which nodes are unused and their free memory, and the masks that qualify
+#: one by one. The same answer repeats from admission to admission.
+_RULES: RuleMemo[_RuleKey, StructuredHints] = RuleMemo("memory hint rules", 1024)
+
+#: Allocatable thresholds and the preferred width, by node ids, sizes and allocatable memory.
+_CAPACITIES: RuleMemo[
+    tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, ...], ...]],
+    tuple[tuple[Threshold, ...], int],
+] = RuleMemo("memory capacity thresholds", 256)
+
+
 def _structured(
     node_ids: tuple[int, ...],
     sizes: tuple[int, ...],
@@ -132,9 +177,13 @@ def _structured(
     unused: int,
     unused_free: tuple[tuple[int, ...], ...],
     extras: frozenset[int],
-) -> StructuredHints | None:
-    """The rule for ``memory_hint_sets``; ``None`` when it admits no mask."""
-    capacity, min_affinity = _capacity(node_ids, sizes, allocatable)
+) -> StructuredHints:
+    """The rule for ``memory_hint_sets`` (possibly empty)."""
+    key = (node_ids, sizes, allocatable)
+    capacity_and_width = _CAPACITIES.get(key)
+    if capacity_and_width is None:
+        capacity_and_width = _CAPACITIES.put(key, _capacity(*key))
+    capacity, min_affinity = capacity_and_width
     # The family's members lie within the unused nodes, so only their free memory matters.
     unused_ids = [n for n in node_ids if 0 <= n < 64 and unused >> n & 1]
     free = tuple(
@@ -144,11 +193,9 @@ def _structured(
         for k, size in enumerate(sizes)
     )
     family = Family(unused, capacity + free, (), 2)
-    hints = StructuredHints(node_ids, [family], sorted(extras), min_affinity)
-    return None if hints.is_empty() else hints
+    return StructuredHints(node_ids, [family], sorted(extras), min_affinity)
 
 
-@lru_cache(maxsize=256)
 def _capacity(
     node_ids: tuple[int, ...], sizes: tuple[int, ...], allocatable: tuple[tuple[int, ...], ...]
 ) -> tuple[tuple[Threshold, ...], int]:

@@ -46,7 +46,8 @@ from numaplane.node.memorymanager.topology_hints import (
 )
 from numaplane.node.requests import MemoryRequestError, memory_requests, pod_memory_requests
 from numaplane.node.topologymanager.bitmask import BitMask
-from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
+from numaplane.node.topologymanager.hint import ProviderHints
+from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.node.topologymanager.provider import AffinityReader
 from numaplane.topology.model import Machine
 
@@ -175,7 +176,7 @@ class StaticPolicy:
 
     def _calculate_hints(
         self, machine_state: NUMANodeMap, pod: Pod, requests: Mapping[str, int]
-    ) -> Mapping[str, Sequence[TopologyHint]]:
+    ) -> Mapping[str, StructuredHints]:
         reusable = self._reusable.get(pod.uid)
         if not reusable:
             # Nothing to reuse counts as zero everywhere: the lookup would only add zeros.
@@ -250,7 +251,7 @@ class StaticPolicy:
     ) -> tuple[BitMask, bool]:
         hints = self._calculate_hints(machine_state, pod, requests)
         # Every resource gets the same masks, so regular memory's hints speak for all.
-        best = find_best_hint(hints.get(MEMORY, ())) if hints else None
+        best = find_best_hint(hints.get(MEMORY))
         if best is None or best.numa_affinity is None:
             raise MemoryAllocationError(
                 "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with "
@@ -264,7 +265,7 @@ class StaticPolicy:
         # The Topology Manager ANDs the providers' hints, so under the restricted policy it may
         # hand back a subset of a mask we offered: widen it to the best offered superset.
         hints = self._calculate_hints(machine_state, pod, requests)
-        best = best_hint_containing(hints.get(MEMORY, ()), mask)
+        best = best_hint_containing(hints.get(MEMORY), mask)
         if best is None or best.numa_affinity is None:
             raise MemoryAllocationError(
                 "[memorymanager] failed to find NUMA nodes to extend the current topology hint"

@@ -39,9 +39,9 @@ class BitMask:
         """The mask whose raw 64-bit value is ``value``."""
         if value < 0 or value > _ALL:
             raise BitMaskError()
-        mask = cls.__new__(cls)
-        object.__setattr__(mask, "_value", value)
-        return mask
+        # Through the constructor (the bits and back): rare enough not to matter (a few hundred
+        # calls per thousand simulated admissions).
+        return cls(*set_bits(value))
 
     @classmethod
     def from_bits(cls, bits: Iterable[int]) -> BitMask:

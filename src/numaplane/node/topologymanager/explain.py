@@ -12,25 +12,20 @@ then, so explanations without a tie-break are unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.hint_sets import StructuredHints, hint_set_of
 from numaplane.node.topologymanager.numa_utilization import TieBreak
 
-ResourceHints = tuple[tuple[str, tuple[TopologyHint, ...] | StructuredHints | None], ...]
+ResourceHints = tuple[tuple[str, StructuredHints | None], ...]
 """A provider's answer, frozen: ``(resource, hints | None)`` pairs in the provider's order.
 
 On machines with more than ``hint_sets.SUMMARY_NODE_LIMIT`` NUMA nodes a rule-based hint list
-is kept as its rule and summarised (narrowest hints) instead of listed.
+is kept as its rule and summarised (narrowest hints) instead of listed; a listed answer is
+always listed as given.
 """
-
-
-def _summarised(hints: Sequence[TopologyHint]) -> StructuredHints | None:
-    if isinstance(hints, StructuredHints) and hints.is_large():
-        return hints
-    return None
 
 
 def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
@@ -38,22 +33,17 @@ def freeze_provider_hints(hints: ProviderHints) -> ResourceHints | None:
     if hints is None:
         return None
     # A rule stays a rule (it is immutable): it is listed, or summarised on large machines,
-    # only when the explanation is rendered, so admissions nobody reads stay cheap. A listed
-    # answer is copied into a tuple.
+    # only when the explanation is rendered, so admissions nobody reads stay cheap.
     return tuple(
-        [
-            (resource, hs if hs is None or isinstance(hs, StructuredHints) else tuple(hs))
-            for resource, hs in hints.items()
-        ]
+        [(resource, None if hs is None else hint_set_of(hs)) for resource, hs in hints.items()]
     )
 
 
-def _hints_json(hints: Sequence[TopologyHint] | None) -> Any:
+def _hints_json(hints: StructuredHints | None) -> Any:
     if hints is None:
         return None
-    rule = _summarised(hints)
-    if rule is not None:
-        return rule.summary_json()
+    if hints.is_large():
+        return hints.summary_json()
     return [h.to_json() for h in hints]
 
 
@@ -139,20 +129,6 @@ class Explanation:
                 lines.append(f"    allocate failed in {d.failed_provider}: {d.error}")
         return "\n".join(lines)
 
-    def with_tie_breaks(self, tie_breaks: Sequence[TieBreak | None]) -> Explanation:
-        """This explanation with one tie-break per merge attached, in order.
-
-        Every decision with a merged hint came from one merge, so the n-th such decision gets
-        the n-th entry. When the counts differ the pairing is unknown and nothing is attached.
-        """
-        merged = [i for i, d in enumerate(self.decisions) if d.merged is not None]
-        if len(merged) != len(tie_breaks) or not any(t is not None for t in tie_breaks):
-            return self
-        decisions = list(self.decisions)
-        for index, tie in zip(merged, tie_breaks, strict=True):
-            decisions[index] = replace(decisions[index], tie_break=tie)
-        return replace(self, decisions=tuple(decisions))
-
 
 def _render_hints(hints: ResourceHints | None) -> str:
     if not hints:
@@ -163,8 +139,8 @@ def _render_hints(hints: ResourceHints | None) -> str:
             parts.append(f"{resource}: no preference")
         elif not hs:
             parts.append(f"{resource}: no possible placement")
-        elif (rule := _summarised(hs)) is not None:
-            parts.append(f"{resource}: {rule.summary()}")
+        elif hs.is_large():
+            parts.append(f"{resource}: {hs.summary()}")
         else:
             parts.append(f"{resource}: " + " ".join(str(h) for h in hs))
     return "; ".join(parts)

@@ -9,10 +9,13 @@ answer. Also here: integer-mask helpers and the searches over a family (narrowes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from numaplane.cpuset import set_bits
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def mask_of(bits: Sequence[int] | Iterator[int]) -> int:
@@ -75,14 +78,7 @@ class Threshold(_Frozen):
     @staticmethod
     def per_node(amounts: Mapping[int, int], minimum: int) -> Threshold:
         """A threshold over per-node amounts (``{node id: amount}``)."""
-        # One group per node: the per-node table is the groups themselves (no pass to find out).
-        by_bit = {1 << n: a for n, a in sorted(amounts.items()) if a}
-        threshold = Threshold.__new__(Threshold)
-        _set(threshold, "groups", tuple(by_bit.items()))
-        _set(threshold, "minimum", minimum)
-        _set(threshold, "_by_bit", by_bit)
-        _set(threshold, "_ranked", None)
-        return threshold
+        return Threshold(tuple([(1 << n, a) for n, a in sorted(amounts.items()) if a]), minimum)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Threshold):
@@ -247,13 +243,21 @@ class Family(_Frozen):
         pool &= self.universe & ~chosen
         if pool.bit_count() < picks or chosen.bit_count() + picks < max(self.min_size, 1):
             return False
-        unmet = 0
+        # Every hit the chosen nodes miss needs a picked node of its own -- unless hits
+        # overlap: a device on nodes {0, 1} and one on {0} are both met by node 0. So count
+        # only unmet hits that share no pool node with one counted before: those pairwise
+        # disjoint hits need distinct picks whatever the choice (a lower bound, never more).
+        needed = 0
+        claimed = 0
         for hit in self.hits:
             if not hit & chosen:
-                if not hit & pool:
+                reachable = hit & pool
+                if not reachable:
                     return False
-                unmet += 1
-        if unmet > picks:
+                if not reachable & claimed:
+                    needed += 1
+                    claimed |= reachable
+        if needed > picks:
             return False
         return all(t.may_reach(chosen, pool, picks) for t in self.thresholds)
 
@@ -299,12 +303,46 @@ def min_width_meeting(
     This is the "minimum affinity size" every provider prefers: computed over all masks, so it
     reflects capacity, not what is free.
     """
-    return _min_width_meeting(tuple(node_ids), tuple(thresholds), default)
+    key = (tuple(node_ids), tuple(thresholds), default)
+    found = _MIN_WIDTHS.get(key)
+    if found is None:
+        found = _MIN_WIDTHS.put(key, _min_width_meeting(*key))
+    return found
 
 
-# Capacity thresholds repeat from admission to admission (the same request sizes on the same
-# machine), and the answer depends on nothing else: remember recent ones.
-@lru_cache(maxsize=4096)
+class RuleMemo(dict[K, V]):
+    """A bounded memo from the values a hint rule is built from to what is built from them.
+
+    Sound because of what callers key it on: every input the stored value depends on, as plain
+    values (ints, tuples of ints, ``Threshold``s compared by their groups and minimum), never an
+    object identity, so an equal key means an equal answer whichever node or admission asks.
+    Stored values are immutable (a ``StructuredHints`` only fills memos of functions of itself),
+    so handing one out again is safe. Read with ``get`` (a plain dict look-up: these sit on
+    every admission's path); store with ``put``, which starts afresh when ``limit`` entries are
+    stored.
+    """
+
+    def __init__(self, name: str, limit: int) -> None:
+        super().__init__()
+        #: What the memo holds, for people reading a profile or a debugger.
+        self.name = name
+        self.limit = limit
+
+    def put(self, key: K, value: V) -> V:
+        """Store ``value`` for ``key`` and return it."""
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+#: Narrowest widths by (node ids, capacity thresholds, default): capacity thresholds repeat
+#: from admission to admission (the same request sizes on the same machine).
+_MIN_WIDTHS: RuleMemo[tuple[tuple[int, ...], tuple[Threshold, ...], int], int] = RuleMemo(
+    "narrowest widths meeting capacity thresholds", 4096
+)
+
+
 def _min_width_meeting(
     node_ids: tuple[int, ...], thresholds: tuple[Threshold, ...], default: int
 ) -> int:

@@ -13,13 +13,18 @@ width, or, for CPUs aligned by socket, when it spans the fewest sockets).
 are exactly the list the exhaustive definition builds (same masks, same order, same flags), so
 code that iterates hints sees no difference. The merge (``merge_search``) never iterates: it
 asks membership and bounds.
+
+It is the one representation the engine works on. A provider may still answer with a plain
+list (upstream's shape: regenerated hints, test inputs, conformance vectors); ``hint_set_of``
+turns such a list into a *listed* ``StructuredHints`` that keeps the hints exactly as given
+(order, duplicates, "any" hints) and answers the same queries, so nothing past that one
+conversion asks which kind it holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
-from typing import overload
+from typing import Final, overload
 
 from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager.bitmask import BitMask, bit_mask_subsets
@@ -38,17 +43,16 @@ SUMMARY_NODE_LIMIT = 8
 _NO_EXTRAS: frozenset[int] = frozenset()
 
 
-@lru_cache(maxsize=256)
-def _universe_of(node_ids: tuple[int, ...]) -> int:
-    # Every provider passes the machine's node ids on every call: one mask per machine.
-    return mask_of(node_ids)
-
-
 class StructuredHints(Sequence[TopologyHint]):
     """A provider's hint list given by rule: ``families``, ``extras`` and a preference rule.
 
     ``node_ids`` is the order the exhaustive definition visits masks in (``bit_mask_subsets``);
-    the materialised list (indexing, iteration, ``len``) follows it exactly.
+    the materialised list (indexing, iteration, ``len``) follows it exactly. A listed set
+    (``listed``) has no rule: ``listed_hints`` holds the hints as given.
+
+    The fields are fixed at construction. The ``_``-prefixed slots are memos of values derived
+    from them (the list view, the narrowest width, the single-node hints), filled on first use:
+    rules are shared between admissions, so each is computed once per rule.
     """
 
     __slots__ = (
@@ -57,9 +61,11 @@ class StructuredHints(Sequence[TopologyHint]):
         "_min_count",
         "_single",
         "_single_mask",
+        "_single_shape",
         "aligned",
         "extras",
         "families",
+        "listed_hints",
         "node_ids",
         "preferred_width",
         "universe",
@@ -75,19 +81,29 @@ class StructuredHints(Sequence[TopologyHint]):
     ) -> None:
         self.node_ids = node_ids = tuple(node_ids)
         #: Every node a hint may name.
-        self.universe = universe = _universe_of(node_ids)
+        self.universe = universe = mask_of(node_ids)
         self.families = tuple([f for f in families if f.nonempty])
         self.extras = (
             frozenset([e for e in extras if e and not e & ~universe]) if extras else _NO_EXTRAS
         )
         self.preferred_width = preferred_width
         self.aligned = aligned
+        #: The hints as a provider listed them (``listed``); ``None`` for a rule.
+        self.listed_hints: tuple[TopologyHint, ...] | None = None
         self._items: tuple[TopologyHint, ...] | None = None
         self._min_count: int | None = None
-        self._single: tuple[TopologyHint, ...] | None = None
+        self._single: StructuredHints | None = None
+        self._single_shape: tuple[bool, int] | None = None
         self._single_mask: int | None = None
         # Built on first use: only the merge search and best-hint walks ask by width.
         self._extras_by_width: dict[int, list[int]] | None = None
+
+    @classmethod
+    def listed(cls, hints: Sequence[TopologyHint]) -> StructuredHints:
+        """The hints a provider listed, kept as given (order, duplicates, "any" hints)."""
+        found = cls((), ())
+        found.listed_hints = found._items = tuple(hints)
+        return found
 
     # -- rule queries ------------------------------------------------------------------------
 
@@ -166,7 +182,9 @@ class StructuredHints(Sequence[TopologyHint]):
                         yield extra
 
     def is_empty(self) -> bool:
-        """Whether the rule admits no mask at all."""
+        """Whether there is no hint at all."""
+        if self.listed_hints is not None:
+            return not self.listed_hints
         return not self.extras and not self.families
 
     def min_count(self) -> int:
@@ -176,6 +194,12 @@ class StructuredHints(Sequence[TopologyHint]):
         return self._min_count
 
     def _find_min_count(self) -> int:
+        if self.listed_hints is not None:
+            # Upstream's narrowest listed mask ("any" hints name no mask).
+            return min(
+                (h.numa_affinity.count() for h in self.listed_hints if h.numa_affinity is not None),
+                default=0,
+            )
         best = min((e.bit_count() for e in self.extras), default=0)
         universe = self.universe
         limit = best - 1 if best else universe.bit_count()
@@ -232,7 +256,7 @@ class StructuredHints(Sequence[TopologyHint]):
     # -- explanations ------------------------------------------------------------------------
 
     def is_large(self) -> bool:
-        """Whether explanations should summarise rather than list."""
+        """Whether explanations should summarise rather than list (never a listed set)."""
         return len(self.node_ids) > SUMMARY_NODE_LIMIT
 
     def narrowest(self, limit: int = 4) -> list[TopologyHint]:
@@ -268,26 +292,71 @@ class StructuredHints(Sequence[TopologyHint]):
             "narrowest": [h.to_json() for h in self.narrowest()],
         }
 
+    # -- single-numa-node ----------------------------------------------------------------------
 
-def single_node_preferred(hints: StructuredHints) -> list[TopologyHint]:
-    """The preferred single-node hints, in list order (what ``single-numa-node`` keeps)."""
-    # Providers share one rule between resources (memory and its hugepages): answer once.
-    single = hints._single
-    if single is None:
-        nodes = hints.preferred_single_nodes()
-        single = hints._single = tuple(
-            single_node_hint(n) for n in hints.node_ids if 0 <= n < 64 and nodes >> n & 1
-        )
-    return list(single)
+    def single_node_preferred(self) -> StructuredHints:
+        """The hints ``single-numa-node`` keeps, as a listed set: the preferred hints that are
+        "any" or name one node, in list order (upstream ``filterSingleNumaHints``)."""
+        single = self._single
+        if single is None:
+            if self.listed_hints is not None:
+                kept = [
+                    h
+                    for h in self.listed_hints
+                    if h.preferred and (h.numa_affinity is None or h.numa_affinity.count() == 1)
+                ]
+            else:
+                # Providers share one rule between resources (memory and its hugepages).
+                nodes = self.preferred_single_nodes()
+                kept = [
+                    _SINGLE_NODE_HINTS[n] for n in self.node_ids if 0 <= n < 64 and nodes >> n & 1
+                ]
+            single = self._single = StructuredHints.listed(kept)
+        return single
+
+    def single_node_shape(self) -> tuple[bool, int] | None:
+        """For a listed set whose hints are all preferred and each "any" or one node (what
+        ``single-numa-node`` leaves): whether it holds "any", and the mask of the nodes it
+        names. ``None`` for any other set."""
+        listed = self.listed_hints
+        if listed is None:
+            return None
+        shape = self._single_shape
+        if shape is None:
+            has_any = False
+            singles = 0
+            for hint in listed:
+                mask = hint.numa_affinity
+                if not hint.preferred:
+                    return None
+                if mask is None:
+                    has_any = True
+                elif mask.count() != 1:
+                    return None
+                else:
+                    singles |= mask.value
+            shape = self._single_shape = (has_any, singles)
+        return shape
 
 
-# Hints are immutable values: one per node serves every admission.
-@lru_cache(maxsize=64)
+# Hints are immutable values: one preferred hint per node serves every admission.
+_SINGLE_NODE_HINTS: Final = tuple(TopologyHint(BitMask(n), True) for n in range(64))
+
+
 def single_node_hint(node: int) -> TopologyHint:
-    """The preferred hint naming only ``node`` (one shared value per node)."""
-    return TopologyHint(BitMask(node), True)
+    """The preferred hint naming only ``node`` (0-63; one shared value per node)."""
+    return _SINGLE_NODE_HINTS[node]
 
 
-def is_structured(hints: object) -> bool:
-    """Whether a provider's hint list is rule-based."""
-    return isinstance(hints, StructuredHints)
+def hint_set_of(hints: Sequence[TopologyHint]) -> StructuredHints:
+    """A provider's hint list as the engine's one representation: a rule stays itself, a
+    plain list becomes a listed set (the only place that asks which kind a list is)."""
+    if isinstance(hints, StructuredHints):
+        return hints
+    return StructuredHints.listed(hints)
+
+
+#: ``{any, preferred}``: what "no preference" becomes after filtering.
+ANY_PREFERRED: Final = StructuredHints.listed((TopologyHint(None, True),))
+#: ``{any, not preferred}``: what "no possible placement" becomes after filtering.
+ANY_NOT_PREFERRED: Final = StructuredHints.listed((TopologyHint(None, False),))

@@ -9,14 +9,14 @@ upstream message.
 
 With ``prefer-most-allocated-numa-node`` the ``single-numa-node`` policy is wrapped in a
 ``UtilizationTieBreakingPolicy``; ``utilization`` (or ``set_utilization``) gives it the NUMA
-utilization to read, and ``admit`` attaches each merge's tie-break to the explanation.
+utilization to read. Each merge returns the tie-break it applied, and the scope records it in
+that merge's decision.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 
 from prometheus_client import CollectorRegistry
 
@@ -182,11 +182,6 @@ class TopologyManager:
         """Upstream ``Admit``: count the request, run the scope, time it in milliseconds."""
         self.metrics.admission_requests_total.inc()
         start = self._clock()
-        if self._tie_breaking is not None:
-            self._tie_breaking.take_tie_breaks()
         result = self.scope.admit(pod)
         self.metrics.admission_duration_ms.observe((self._clock() - start) * 1000.0)
-        if self._tie_breaking is not None:
-            explanation = result.explanation.with_tie_breaks(self._tie_breaking.take_tie_breaks())
-            result = replace(result, explanation=explanation)
         return result

@@ -1,5 +1,8 @@
 """The hint merge as an ordered search instead of a walk over the cross product.
 
+(Over 400 lines: one algorithm whose parts -- preferred and non-preferred candidates, their
+prune tests, the distance-bounded variant -- share the search's state.)
+
 ``HintMerger.compare`` is a total order on distinct ``(mask, preferred)`` candidates:
 
 * preferred beats non-preferred;
@@ -22,24 +25,39 @@ a candidate wins.
   cover problem: the nodes outside ``m`` must be shared out among the lists so that each list
   still holds its mask without the nodes it took.
 
-``search_merge`` returns ``None`` when it cannot reason about the input (a rule-based list
-naming nodes outside the machine); the caller then runs the exhaustive walk.
+Listed hint sets (``StructuredHints.listed``) are indexed as ``ExplicitHints``; so is a rule
+naming nodes outside the machine (listed mask by mask: upstream ANDs every mask with the
+machine's nodes, which only the listed form reasons about). When every list is what
+``single-numa-node`` leaves after its filter (preferred hints, each "any" or one node), the
+candidates are read off per node (``fold_single_nodes``) instead of searched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import product
 
 from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_rules import Family
-from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_hint
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 
 Prefix = Callable[[int, int, int], bool]
 """(chosen nodes, nodes still free to pick, picks left) -> whether a candidate may follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """A merge's result and, when asked for, the NUMA ids (ascending) of every distinct
+    preferred merged candidate naming one node: the candidates a utilization tie-break chooses
+    among. When any exists the hint is one of them (preferred beats non-preferred, and one node
+    is the narrowest mask); under ``Narrowest`` it is the lowest."""
+
+    hint: TopologyHint
+    single_node_ties: tuple[int, ...] = ()
 
 
 class ExplicitHints:
@@ -89,39 +107,39 @@ class MergeSearch:
     def __init__(
         self,
         numa_info: NUMAInfo,
-        hints: Sequence[Sequence[TopologyHint]],
+        hints: Sequence[StructuredHints],
         use_closest: bool,
         best_non_preferred_count: int,
     ) -> None:
         self.numa_info = numa_info
-        self.default = numa_info.default_affinity.value
+        self.default = default = numa_info.default_affinity.value
         self.use_closest = use_closest
         self.b = best_non_preferred_count
-        self.lists: list[HintList] = [
-            h if isinstance(h, StructuredHints) else ExplicitHints(h, self.default) for h in hints
-        ]
+        self.lists: list[HintList] = [_indexed(h, default) for h in hints]
         self._distance_rows = _dense_rows(numa_info, self.default) if use_closest else None
-        # Keyed by identity: hashing a family hashes all its thresholds, and the lists (which
-        # keep every family alive) do not change during one search.
-        self._droppable_cache: dict[int, int] = {}
+        # Per family (by its place in ``lists``): the nodes it can drop one at a time.
+        self._droppable: dict[tuple[int, int], int] = {}
 
     # -- entry -------------------------------------------------------------------------------
 
-    def run(self) -> TopologyHint | None:
-        """The merged hint, or ``None`` when the exhaustive walk must decide."""
+    def run(self, with_ties: bool = False) -> Merged:
+        """The merged hint; with ``with_ties`` the preferred single-node candidates too."""
         default = self.default
-        structured = [h for h in self.lists if isinstance(h, StructuredHints)]
-        if any(s.universe & ~default for s in structured):
-            return None
+        if default == 0:
+            # No node: every merged mask is empty, and compare never accepts an empty mask.
+            return Merged(TopologyHint(BitMask.from_int(0), False))
         if not self.lists:
-            return TopologyHint(BitMask.from_int(default), default != 0)
+            return Merged(TopologyHint(BitMask.from_int(default), True))
         if any(_is_empty(h) for h in self.lists):
-            return TopologyHint(BitMask.from_int(default), False)
+            return Merged(TopologyHint(BitMask.from_int(default), False))
         best = self._best_preferred()
+        ties = tuple(sorted(self.preferred_single_nodes())) if with_ties else ()
         if best is not None:
-            return TopologyHint(BitMask.from_int(best), True)
+            return Merged(TopologyHint(BitMask.from_int(best), True), ties)
         best = self._best_non_preferred()
-        return TopologyHint(BitMask.from_int(default if best is None else best), False)
+        return Merged(
+            TopologyHint(BitMask.from_int(default if best is None else best), False), ties
+        )
 
     # -- ordering ----------------------------------------------------------------------------
 
@@ -214,11 +232,11 @@ class MergeSearch:
             # Every node left out must be left out by some list's hint, and every list needs a
             # hint holding the chosen nodes.
             outside = default & ~(chosen | pool)
-            for hints in self.lists:
+            for index, hints in enumerate(self.lists):
                 if not hints.has_superset(chosen):
                     return False
                 if outside:
-                    outside &= ~self._excludable(hints, chosen)
+                    outside &= ~self._excludable(index, hints, chosen)
             return not outside
 
         for width in order:
@@ -227,7 +245,7 @@ class MergeSearch:
                 return found
         return None
 
-    def _excludable(self, hints: HintList, chosen: int) -> int:
+    def _excludable(self, index: int, hints: HintList, chosen: int) -> int:
         """Nodes some hint of ``hints`` holding ``chosen`` can leave out (each on its own)."""
         default = self.default
         if isinstance(hints, ExplicitHints):
@@ -239,19 +257,24 @@ class MergeSearch:
         out = 0
         for extra in hints.extras_containing(chosen):
             out |= default & ~extra
-        for family in hints.families:
+        for place, family in enumerate(hints.families):
             if not chosen & ~family.universe:
-                out |= (default & ~family.universe) | (self._droppable(family) & ~chosen)
+                droppable = self._droppable_nodes(index, place, family)
+                out |= (default & ~family.universe) | (droppable & ~chosen)
         return out
 
-    def _droppable(self, family: Family) -> int:
-        found = self._droppable_cache.get(id(family))
+    def _droppable_nodes(self, index: int, place: int, family: Family) -> int:
+        # Keyed by where the family sits (which list, which family): the lists do not change
+        # during one search, and the key costs nothing to hash (a family's hash hashes every
+        # threshold).
+        key = (index, place)
+        found = self._droppable.get(key)
         if found is None:
             found = 0
             for bit in set_bits(family.universe):
                 if family.contains(family.universe & ~(1 << bit)):
                     found |= 1 << bit
-            self._droppable_cache[id(family)] = found
+            self._droppable[key] = found
         return found
 
     def achievable(self, mask: int) -> bool:
@@ -433,9 +456,55 @@ def _dense_rows(numa_info: NUMAInfo, default: int) -> dict[int, dict[int, int]] 
 
 def search_merge(
     numa_info: NUMAInfo,
-    hints: Sequence[Sequence[TopologyHint]],
+    hints: Sequence[StructuredHints],
     use_closest: bool,
     best_non_preferred_count: int,
-) -> TopologyHint | None:
-    """The merge's result by ordered search; ``None`` when the exhaustive walk must decide."""
-    return MergeSearch(numa_info, hints, use_closest, best_non_preferred_count).run()
+    with_ties: bool = False,
+) -> Merged:
+    """The merge's result by ordered search (see the module doc)."""
+    return MergeSearch(numa_info, hints, use_closest, best_non_preferred_count).run(with_ties)
+
+
+def _indexed(hints: StructuredHints, default: int) -> HintList:
+    if hints.listed_hints is not None:
+        return ExplicitHints(hints.listed_hints, default)
+    if hints.universe & ~default:
+        # Upstream ANDs each mask with the machine's nodes: list the rule to reason about it.
+        return ExplicitHints(hints.materialize(), default)
+    return hints
+
+
+def fold_single_nodes(default: int, hints: Sequence[StructuredHints]) -> Merged | None:
+    """The merge of lists of preferred "any" or single-node hints, read off per node; ``None``
+    when some list has another shape (or the machine has no node).
+
+    A permutation's AND is empty unless its non-nil masks all name the same node ``n``, so the
+    merged candidates are ``({n}, preferred)`` for each ``n`` that every list allows (through
+    ``{n}`` or "any") and some list names, and ``(all nodes, preferred)`` when every list holds
+    "any". All are preferred, so ``Narrowest`` picks the lowest such ``n``, else all nodes; no
+    candidate at all gives ``(all nodes, not preferred)``.
+    """
+    if default == 0:
+        return None
+    accepted = default
+    named = 0
+    all_any = True
+    for hint_set in hints:
+        shape = hint_set.single_node_shape()
+        if shape is None:
+            return None
+        has_any, singles = shape
+        singles &= default
+        named |= singles
+        if has_any:
+            continue
+        all_any = False
+        accepted &= singles
+    candidates = accepted & named
+    if all_any and default & (default - 1) == 0:
+        # One node in all: the all-"any" candidate is that single node too.
+        candidates |= default
+    ties = set_bits(candidates)
+    if ties:
+        return Merged(single_node_hint(ties[0]), ties)
+    return Merged(TopologyHint(BitMask.from_int(default), all_any))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
-from numaplane.node.topologymanager.policy import POLICY_NONE
+from numaplane.node.topologymanager.policy import POLICY_NONE, MergeResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,10 +18,10 @@ class NonePolicy:
         """``none``."""
         return POLICY_NONE
 
-    def merge(self, providers_hints: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+    def merge(self, providers_hints: Sequence[ProviderHints]) -> MergeResult:
         """The empty hint, admitted, without looking at the providers' hints."""
         hint = TopologyHint(None, False)
-        return hint, self.can_admit(hint)
+        return MergeResult(hint, self.can_admit(hint))
 
     def can_admit(self, hint: TopologyHint) -> bool:
         """Always true."""

@@ -12,15 +12,16 @@ from numaplane.node.topologymanager.hint import ProviderHints, TopologyHint
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.policy import (
     POLICY_RESTRICTED,
-    HintMerger,
+    MergeResult,
     filter_providers_hints,
+    merge_filtered,
 )
 from numaplane.node.topologymanager.policy_options import PolicyOptions
 
 
 @dataclass(frozen=True)
 class RestrictedPolicy:
-    """The full merge (``policy.HintMerger``); admitted exactly when the result is preferred."""
+    """The full merge (``policy.merge_filtered``); admitted exactly when the result is preferred."""
 
     numa_info: NUMAInfo
     options: PolicyOptions = field(default_factory=PolicyOptions)
@@ -30,11 +31,11 @@ class RestrictedPolicy:
         """``restricted``."""
         return POLICY_RESTRICTED
 
-    def merge(self, providers_hints: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+    def merge(self, providers_hints: Sequence[ProviderHints]) -> MergeResult:
         """The best merged hint and the admission verdict."""
         filtered = filter_providers_hints(providers_hints)
-        hint = HintMerger(self.numa_info, filtered, self.name, self.options).merge()
-        return hint, self.can_admit(hint)
+        hint = merge_filtered(self.numa_info, filtered, self.name, self.options).hint
+        return MergeResult(hint, self.can_admit(hint))
 
     def can_admit(self, hint: TopologyHint) -> bool:
         """Whether the merged hint is preferred."""

@@ -27,11 +27,14 @@ class ContainerScope(Scope):
         guaranteed = is_alignment_guaranteed(self.policy)
         for container in pod.all_containers():
             answers = self._container_hints(pod, container)
-            hint, admit = self.policy.merge(answers)
+            merged = self.policy.merge(answers)
+            hint, admit, tie = merged.hint, merged.admit, merged.tie_break
             records = provider_records(self.provider_names, answers)
             why = merge_reason(self.policy.name, hint, admit)
             if not admit:
-                decisions.append(Decision(container.name, (), records, hint, False, why))
+                decisions.append(
+                    Decision(container.name, (), records, hint, False, why, tie_break=tie)
+                )
                 if guaranteed:
                     self.metrics.aligned.count_failure(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
                 self.metrics.admission_errors_total.inc()
@@ -49,11 +52,14 @@ class ContainerScope(Scope):
                         "allocation failed",
                         failure.provider,
                         str(failure.error),
+                        tie,
                     )
                 )
                 self.metrics.admission_errors_total.inc()
                 return self._rejected(failure.error, decisions)
-            decisions.append(Decision(container.name, (container.name,), records, hint, True, why))
+            decisions.append(
+                Decision(container.name, (container.name,), records, hint, True, why, tie_break=tie)
+            )
             if guaranteed:
                 self.metrics.aligned.count(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
         return self._admitted(decisions)

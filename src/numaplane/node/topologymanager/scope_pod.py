@@ -25,14 +25,16 @@ class PodScope(Scope):
         """Align the pod as a whole."""
         guaranteed = is_alignment_guaranteed(self.policy)
         answers = self._pod_hints(pod)
-        hint, admit = self.policy.merge(answers)
+        merged = self.policy.merge(answers)
+        hint, admit, tie = merged.hint, merged.admit, merged.tie_break
         records = provider_records(self.provider_names, answers)
         why = merge_reason(self.policy.name, hint, admit)
         if not admit:
             if guaranteed:
                 self.metrics.aligned.count_failure(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
             self.metrics.admission_errors_total.inc()
-            return self._affinity_rejected([Decision("pod", (), records, hint, False, why)])
+            decision = Decision("pod", (), records, hint, False, why, tie_break=tie)
+            return self._affinity_rejected([decision])
         stored: list[str] = []
         for container in pod.all_containers():
             self.store.set_affinity(pod.uid, container.name, hint)
@@ -48,9 +50,11 @@ class PodScope(Scope):
                     f"allocation failed for container {container.name}",
                     failure.provider,
                     str(failure.error),
+                    tie,
                 )
                 self.metrics.admission_errors_total.inc()
                 return self._rejected(failure.error, [decision])
         if guaranteed:
             self.metrics.aligned.count(METRIC_SCOPE, BOUNDARY_NUMA_NODE)
-        return self._admitted([Decision("pod", tuple(stored), records, hint, True, why)])
+        decision = Decision("pod", tuple(stored), records, hint, True, why, tie_break=tie)
+        return self._admitted([decision])
