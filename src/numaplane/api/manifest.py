@@ -1,5 +1,8 @@
 """Read Pods from ordinary Kubernetes manifests (YAML or JSON).
 
+(Over 400 lines: reading and writing (``pod_to_manifest``) are kept together so that a pod
+round-trips through the state directory's records field for field.)
+
 A file may hold several YAML documents, and a document may be a ``kind: List`` whose ``items``
 are pods. Fields numaplane does not use are ignored, so real manifests load unchanged. What the
 API server would default is defaulted here too (requests from limits, the restart policy, the

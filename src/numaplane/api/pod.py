@@ -1,5 +1,8 @@
 """The slice of the Kubernetes Pod that numaplane reasons about.
 
+(Over 400 lines: the QoS class and the effective requests read the same containers, init
+containers, sidecars and pod-level resources, and must change together when upstream does.)
+
 Values are frozen dataclasses. Two rules are computed here the way Kubernetes computes them:
 
 * the QoS class (``ComputePodQOS`` in ``pkg/apis/core/v1/helper/qos``), which decides whether the
