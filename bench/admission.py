@@ -46,13 +46,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--policy", default="best-effort")
     parser.add_argument("--scope", default="container")
+    parser.add_argument(
+        "--exhaustive-limit",
+        type=int,
+        default=EXHAUSTIVE_LIMIT,
+        help="replay through the exhaustive definition up to this many NUMA nodes (0: never); "
+        "at 8 nodes the listed cross products can take minutes for some streams",
+    )
     args = parser.parse_args(argv)
     machine = resolve_machine(args.machine)
     steps = pod_stream(machine, args.repeat, args.seed)
     numa = len(machine.numa_nodes)
     times, decisions = run(machine, steps, args.policy, args.scope)
     exhaustive = "skipped"
-    if numa <= EXHAUSTIVE_LIMIT:
+    if numa <= args.exhaustive_limit:
         ref_times, ref_decisions = run(
             machine, steps, args.policy, args.scope, use_exhaustive_merge
         )
