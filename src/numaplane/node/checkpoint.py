@@ -42,13 +42,6 @@ class CheckpointError(NumaplaneError):
         self.source = source
 
 
-class CheckpointNotFoundError(CheckpointError):
-    """No checkpoint is stored under the name (upstream ``ErrCheckpointNotFound``)."""
-
-    def __init__(self, *, source: str | None = None) -> None:
-        super().__init__("checkpoint is not found", source=source)
-
-
 class CorruptCheckpointError(CheckpointError):
     """The stored checksum does not match the content (upstream ``CorruptCheckpointError``)."""
 

@@ -96,10 +96,6 @@ class CPUManagerCheckpoint:
             {**self.go_value(), "Checksum": self.compute_checksum()}, CHECKPOINT_V2_TYPE
         )
 
-    def verify_checksum(self, *, source: str | None = None) -> None:
-        """Raise ``CorruptCheckpointError`` unless the stored checksum is 0 or matches."""
-        _verify(self.checksum, self.compute_checksum(), source)
-
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str, verify: bool = True) -> CPUManagerCheckpoint:
         """Decode a V2 file (Go's case-insensitive keys); verify its checksum unless told not."""
@@ -148,10 +144,6 @@ class CPUManagerCheckpointV1:
         return go_marshal(
             {**self.go_value(), "Checksum": self.compute_checksum()}, CHECKPOINT_V1_TYPE
         )
-
-    def verify_checksum(self, *, source: str | None = None) -> None:
-        """Raise ``CorruptCheckpointError`` unless the stored checksum is 0 or matches."""
-        _verify(self.checksum, self.compute_checksum(), source)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str, verify: bool = True) -> CPUManagerCheckpointV1:

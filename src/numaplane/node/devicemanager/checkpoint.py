@@ -143,12 +143,6 @@ class DeviceManagerCheckpoint:
         }
         return go_marshal(value, FILE_TYPE)
 
-    def verify_checksum(self, *, source: str | None = None) -> None:
-        """Raise ``CorruptCheckpointError`` unless the stored checksum matches (0 included)."""
-        actual = self.compute_checksum()
-        if self.checksum != actual:
-            raise CorruptCheckpointError(actual, self.checksum, source=source)
-
     @classmethod
     def from_bytes(
         cls, data: bytes, *, source: str, verify: bool = True

@@ -228,12 +228,6 @@ class MemoryManagerCheckpoint:
         typed, t = self._typed(version)
         return go_marshal({**typed, "Checksum": self.compute_checksum(version)}, t)
 
-    def verify_checksum(self, *, source: str | None = None) -> None:
-        """V1 rule: raise ``CorruptCheckpointError`` unless the checksum is 0 or matches."""
-        actual = self.compute_checksum(1)
-        if self.checksum not in (0, actual):
-            raise CorruptCheckpointError(actual, self.checksum, source=source)
-
     @classmethod
     def from_bytes(
         cls, data: bytes, *, source: str, version: Literal[1, 2, 3] = 1, verify: bool = True

@@ -50,17 +50,11 @@ def nodes_violate_numa_allocation(machine_state: NUMANodeMap, bits: Sequence[int
     return False
 
 
-def affinity_satisfies_request(
-    machine_state: NUMANodeMap, mask: BitMask, requests: Mapping[str, int]
-) -> bool:
-    """Upstream ``isAffinitySatisfyRequest``: the mask's free memory covers every request."""
-    return nodes_satisfy_request(machine_state, mask.bits, requests)
-
-
 def nodes_satisfy_request(
     machine_state: NUMANodeMap, bits: Sequence[int], requests: Mapping[str, int]
 ) -> bool:
-    """``affinity_satisfies_request`` of the mask of ``bits``."""
+    """Upstream ``isAffinitySatisfyRequest`` for the mask of ``bits``: its free memory covers
+    every request."""
     return all(
         _table_sums(machine_state, bits, resource)[0] >= size for resource, size in requests.items()
     )

@@ -7,7 +7,7 @@ new mask. Orderings follow upstream exactly: ``is_less_than`` compares the raw i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from numaplane.cpuset import set_bits
@@ -198,18 +198,12 @@ def or_masks(first: BitMask, *masks: BitMask) -> BitMask:
     return first.or_(*masks)
 
 
-def iterate_bit_masks(bits: Sequence[int], callback: Callable[[BitMask], None]) -> None:
-    """Call ``callback`` with the mask of every non-empty subset of ``bits``.
+def bit_mask_subsets(bits: Sequence[int]) -> Iterator[BitMask]:
+    """The mask of every non-empty subset of ``bits``, in upstream ``IterateBitMasks`` order.
 
     Order matters to consumers that keep the first of equal candidates: all 1-subsets, then all
     2-subsets, ..., each size in lexicographic order of positions in ``bits``.
     """
-    for mask in bit_mask_subsets(bits):
-        callback(mask)
-
-
-def bit_mask_subsets(bits: Sequence[int]) -> Iterator[BitMask]:
-    """The masks ``iterate_bit_masks`` visits, in the same order, as an iterator."""
     from itertools import combinations
 
     for k in range(1, len(bits) + 1):

@@ -60,9 +60,6 @@ from numaplane.topology.model import Machine
 Topology = Machine | Iterable[NodeSpec] | None
 """A machine, or cAdvisor-like ``(node id, distance row | None)`` pairs; ``None`` = no nodes."""
 
-POLICY_NAMES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE)
-SCOPE_NAMES = (SCOPE_CONTAINER, SCOPE_POD)
-
 
 def build_policy(name: str, numa_info: NUMAInfo, options: PolicyOptions) -> Policy:
     """The policy called ``name``; ``ConfigurationError`` ``unknown policy: "<name>"`` else."""

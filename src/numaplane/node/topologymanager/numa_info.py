@@ -70,10 +70,6 @@ class NUMAInfo:
         """Every NUMA node of the machine (upstream ``DefaultAffinityMask``)."""
         return BitMask.from_bits(self.nodes)
 
-    def default_affinity_mask(self) -> BitMask:
-        """Every NUMA node of the machine (upstream ``DefaultAffinityMask``)."""
-        return self.default_affinity
-
     def average_distance(self, mask: BitMask) -> float:
         """Mean of ``d[i][j]`` over every ordered pair of bits (self pairs too); 0 when empty.
 
