@@ -122,7 +122,7 @@ def test_an_adopted_pod_keeps_its_affinity_admission_and_restart_count(
     assert container["cpus"] == before["containers"][0]["cpus"]
     assert after["admission"] == before["admission"]
     # The affinity is back in the Topology Manager too, as a re-admission would leave it.
-    stored = third.node.topology_manager.store.find_affinity(after["uid"], "main")
+    stored = third.node.topology_manager.state.find_affinity(after["uid"], "main")
     assert stored is not None
     assert stored.to_json() == container["numaAffinity"]
 

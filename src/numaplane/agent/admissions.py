@@ -126,7 +126,7 @@ def restore_affinities(node: Node, pod_uid: str, admission: Mapping[str, Any]) -
     for container in admission.get("containers", ()):
         hint = _hint(container.get("numa_affinity"), "numa_affinity", known)
         if hint is not None:
-            node.topology_manager.store.set_affinity(pod_uid, container["name"], hint)
+            node.topology_manager.restore_affinity(pod_uid, container["name"], hint)
 
 
 class PodBook:

@@ -333,7 +333,7 @@ class Node:
     ) -> ContainerPlacement:
         container = pod.container(container_name)
         uid = pod.uid
-        affinity = self.topology_manager.store.find_affinity(uid, container_name)
+        affinity = self.topology_manager.state.find_affinity(uid, container_name)
         blocks = self.memory_manager.get_memory(uid, container_name)
         memory, numa = memory_views(blocks) if blocks else ((), None)
         devices = self.device_manager.container_devices(uid, container_name)

@@ -247,7 +247,7 @@ def test_remove_container_and_pod() -> None:
     assert manager.get_affinity("uid", "app") == TopologyHint(None, False)
     assert manager.get_affinity("uid", "init") == TopologyHint(BitMask(0), True)
     manager.remove_pod("uid")
-    assert manager.store.snapshot() == {}
+    assert manager.state.snapshot() == {}
 
 
 def _value(manager: TopologyManager, sample: str, labels: dict[str, str] | None = None) -> float:

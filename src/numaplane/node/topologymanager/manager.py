@@ -54,7 +54,7 @@ from numaplane.node.topologymanager.scope import (
 from numaplane.node.topologymanager.scope_container import ContainerScope
 from numaplane.node.topologymanager.scope_none import NoneScope
 from numaplane.node.topologymanager.scope_pod import PodScope
-from numaplane.node.topologymanager.store import AffinityStore
+from numaplane.node.topologymanager.store import AffinityStateReader, AffinityStore
 from numaplane.topology.model import Machine
 
 Topology = Machine | Iterable[NodeSpec] | None
@@ -110,14 +110,14 @@ class TopologyManager:
         utilization: NUMAUtilization | None = None,
     ) -> None:
         self.metrics = TopologyManagerMetrics(registry, aligned)
-        self.store = AffinityStore()
+        self._store = AffinityStore()
         self._clock = clock
         self._tie_breaking: UtilizationTieBreakingPolicy | None = None
         specs = node_specs_of(topology) if isinstance(topology, Machine) else topology
         if policy == POLICY_NONE:
             self.options = PolicyOptions()
             self.numa_info = NUMAInfo.new(specs, prefer_closest=False)
-            self.scope: Scope = NoneScope(self.store, self.metrics)
+            self.scope: Scope = NoneScope(self._store, self.metrics)
             return
         self.options = parse_policy_options(policy_options, feature_gates)
         try:
@@ -132,7 +132,7 @@ class TopologyManager:
         if isinstance(built, SingleNumaNodePolicy) and self.options.prefer_most_allocated_numa_node:
             self._tie_breaking = UtilizationTieBreakingPolicy(built, utilization)
             built = self._tie_breaking
-        self.scope = build_scope(scope, built, self.store, self.metrics)
+        self.scope = build_scope(scope, built, self._store, self.metrics)
         self.metrics.initialize()
 
     @property
@@ -146,6 +146,16 @@ class TopologyManager:
         return self.scope.policy.name
 
     @property
+    def state(self) -> AffinityStateReader:
+        """Read access to the merged hints (the scopes alone write them)."""
+        return self._store
+
+    def restore_affinity(self, pod_uid: str, container_name: str, hint: TopologyHint) -> None:
+        """Put back the merged hint of a container admitted before a restart (as the kubelet's
+        re-admission of running pods leaves it)."""
+        self._store.set_affinity(pod_uid, container_name, hint)
+
+    @property
     def scope_name(self) -> str:
         """``container``, ``pod``, or ``none`` under the none policy."""
         return self.scope.name
@@ -156,24 +166,24 @@ class TopologyManager:
             self._tie_breaking.utilization = utilization
 
     def add_hint_provider(self, provider: HintProvider, name: str) -> None:
-        """Register a provider (kubelet order: cpu, memory, devices, then DRA)."""
+        """Register a provider (the kubelet's Linux order: devices, cpu, memory, then DRA)."""
         self.scope.add_hint_provider(provider, name)
 
     def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
         """The stored hint of a container (``AffinityReader``)."""
-        return self.store.get_affinity(pod_uid, container_name)
+        return self._store.get_affinity(pod_uid, container_name)
 
     def add_container(self, pod: Pod, container_name: str, container_id: str) -> None:
         """Remember the runtime id of a container (upstream ``AddContainer``)."""
-        self.store.add_container(pod.uid, container_name, container_id)
+        self._store.add_container(pod.uid, container_name, container_id)
 
     def remove_container(self, container_id: str) -> None:
         """Forget a container's hint by runtime id, unless it was restarted under another id."""
-        self.store.remove_container_id(container_id)
+        self._store.remove_container_id(container_id)
 
     def remove_pod(self, pod_uid: str) -> None:
         """Forget every hint of a pod."""
-        self.store.remove_pod(pod_uid)
+        self._store.remove_pod(pod_uid)
 
     def admit(self, pod: Pod) -> TopologyAdmission:
         """Upstream ``Admit``: count the request, run the scope, time it in milliseconds."""

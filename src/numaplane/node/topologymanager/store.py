@@ -8,10 +8,27 @@ different container id (a restart), and a pod entry goes when its last container
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
 from numaplane.node.topologymanager.hint import TopologyHint
 
 _EMPTY_HINT = TopologyHint(None, False)
+
+
+class AffinityStateReader(Protocol):
+    """The read-only half of the store: what the Topology Manager shows outsiders."""
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The stored hint, or the empty hint when none is stored."""
+        ...
+
+    def find_affinity(self, pod_uid: str, container_name: str) -> TopologyHint | None:
+        """The stored hint, or ``None``."""
+        ...
+
+    def snapshot(self) -> Mapping[str, Mapping[str, TopologyHint]]:
+        """Every stored hint by pod uid and container name."""
+        ...
 
 
 class AffinityStore:
