@@ -25,9 +25,6 @@ from numaplane.node.topologymanager.hint_rules import Family, Threshold, min_wid
 from numaplane.node.topologymanager.hint_sets import StructuredHints
 from numaplane.topology.cpuset import CPUSet
 
-#: Rules kept per topology before the memo starts afresh (keys are small; this bounds memory).
-MEMO_LIMIT = 4096
-
 
 def cpu_hint_set(
     topology: CPUTopology,
@@ -60,9 +57,7 @@ def cpu_hint_set(
     if found is not None:
         return cast(StructuredHints, found)
     hints = _build(topology, free, num_reusable, hits, request, align_by_socket)
-    if len(memo) >= MEMO_LIMIT:
-        memo.clear()
-    memo[key] = hints
+    memo.put(key, hints)
     return hints
 
 
@@ -85,10 +80,13 @@ def _min_affinity(topology: CPUTopology, request: int) -> int:
     found = topology.memo.get(key)
     if found is None:
         numa_nodes = tuple(topology.numa_masks)
-        found = topology.memo[key] = min_width_meeting(
-            numa_nodes,
-            [Threshold.per_node(topology.cpus_per_numa_node, request)],
-            len(numa_nodes),
+        found = topology.memo.put(
+            key,
+            min_width_meeting(
+                numa_nodes,
+                [Threshold.per_node(topology.cpus_per_numa_node, request)],
+                len(numa_nodes),
+            ),
         )
     return cast(int, found)
 

@@ -17,8 +17,12 @@ from types import MappingProxyType
 
 from numaplane.node.cpumanager.cpu_details import NUMA, UNCORE, CPUDetails, CPUInfo
 from numaplane.node.errors import NodeError
+from numaplane.node.topologymanager.hint_rules import RuleMemo
 from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.model import Machine
+
+MEMO_LIMIT = 4096
+"""Rules kept per topology before its memo starts afresh (keys are small; this bounds memory)."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,11 @@ class CPUTopology:
         return MappingProxyType({n: masks[n] & details.mask for n in details.numa_nodes()})
 
     @cached_property
-    def memo(self) -> dict[Hashable, object]:
-        """Results of pure functions of this (immutable) topology and a small key, kept for
-        its users to share: a user keys its entries by everything else they depend on."""
-        return {}
+    def memo(self) -> RuleMemo[Hashable, object]:
+        """Hint rules built from this (immutable) topology, keyed by everything else they
+        depend on (``cpu_hint_sets``: the request, free CPUs per node, reusable CPUs): one memo
+        per topology, so that every node of a simulation with this machine shares it."""
+        return RuleMemo("CPU hint rules of one topology", MEMO_LIMIT)
 
     @cached_property
     def cpus_per_numa_node(self) -> Mapping[int, int]:
