@@ -122,6 +122,7 @@ def test_presets_table_fits_80_columns_with_every_description(
             assert f"({preset.fixture})" in words
 
 
+@pytest.mark.shared_captures
 def test_show_prints_a_path_with_brackets_as_it_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
