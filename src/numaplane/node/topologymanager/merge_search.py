@@ -1,8 +1,5 @@
 """The hint merge as an ordered search instead of a walk over the cross product.
 
-(Over 400 lines: one algorithm whose parts -- preferred and non-preferred candidates, their
-prune tests, the distance-bounded variant -- share the search's state.)
-
 ``HintMerger.compare`` is a total order on distinct ``(mask, preferred)`` candidates:
 
 * preferred beats non-preferred;
@@ -25,11 +22,10 @@ a candidate wins.
   cover problem: the nodes outside ``m`` must be shared out among the lists so that each list
   still holds its mask without the nodes it took.
 
-Listed hint sets (``StructuredHints.listed``) are indexed as ``ExplicitHints``; so is a rule
-naming nodes outside the machine (listed mask by mask: upstream ANDs every mask with the
-machine's nodes, which only the listed form reasons about). When every list is what
-``single-numa-node`` leaves after its filter (preferred hints, each "any" or one node), the
-candidates are read off per node (``fold_single_nodes``) instead of searched.
+How a list is read (listed sets as ``ExplicitHints``, rules directly) and the cover test are in
+``merge_lists``. When every list is what ``single-numa-node`` leaves after its filter (preferred
+hints, each "any" or one node), the candidates are read off per node instead of searched
+(``merge_single_node.fold_single_nodes``).
 """
 
 from __future__ import annotations
@@ -42,7 +38,15 @@ from numaplane.cpuset import set_bits
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.node.topologymanager.hint_rules import Family
-from numaplane.node.topologymanager.hint_sets import StructuredHints, single_node_hint
+from numaplane.node.topologymanager.hint_sets import StructuredHints
+from numaplane.node.topologymanager.merge_lists import (
+    ExplicitHints,
+    HintList,
+    cover,
+    indexed,
+    is_empty,
+    minimal_masks,
+)
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 
 Prefix = Callable[[int, int, int], bool]
@@ -60,47 +64,6 @@ class Merged:
     single_node_ties: tuple[int, ...] = ()
 
 
-class ExplicitHints:
-    """One listed resource's hints, indexed for the search (masks as integers)."""
-
-    def __init__(self, hints: Sequence[TopologyHint], default: int) -> None:
-        self.nil_preferred = False
-        self.preferred_masks: list[int] = []
-        seen_preferred: set[int] = set()
-        merged: set[int] = set()
-        widths: list[int] = []
-        for hint in hints:
-            if hint.numa_affinity is None:
-                self.nil_preferred = self.nil_preferred or hint.preferred
-                merged.add(default)
-                continue
-            value = hint.numa_affinity.value
-            widths.append(value.bit_count())
-            merged.add(value & default)
-            if hint.preferred and value not in seen_preferred:
-                seen_preferred.add(value)
-                self.preferred_masks.append(value)
-        self._preferred = seen_preferred
-        self.merged = frozenset(merged)
-        self.min_count = min(widths, default=0)
-
-    def accepts_preferred(self, mask: int) -> bool:
-        """Whether a preferred permutation may use ``mask`` (or "any") from this list."""
-        return self.nil_preferred or mask in self._preferred
-
-    def has_superset(self, mask: int) -> bool:
-        """Whether some hint's merged mask contains ``mask``."""
-        return any(v & mask == mask for v in self.merged)
-
-    def superset_options(self, mask: int) -> list[int]:
-        """The smallest merged masks containing ``mask`` (larger ones never help)."""
-        found = [v for v in self.merged if v & mask == mask]
-        return [v for v in found if not any(w != v and w & v == w for w in found)]
-
-
-HintList = ExplicitHints | StructuredHints
-
-
 class MergeSearch:
     """The ordered search for one merge (see the module doc)."""
 
@@ -115,7 +78,7 @@ class MergeSearch:
         self.default = default = numa_info.default_affinity.value
         self.use_closest = use_closest
         self.b = best_non_preferred_count
-        self.lists: list[HintList] = [_indexed(h, default) for h in hints]
+        self.lists: list[HintList] = [indexed(h, default) for h in hints]
         self._distance_rows = _dense_rows(numa_info, self.default) if use_closest else None
         # Per family (by its place in ``lists``): the nodes it can drop one at a time.
         self._droppable: dict[tuple[int, int], int] = {}
@@ -130,7 +93,7 @@ class MergeSearch:
             return Merged(TopologyHint(BitMask.from_int(0), False))
         if not self.lists:
             return Merged(TopologyHint(BitMask.from_int(default), True))
-        if any(_is_empty(h) for h in self.lists):
+        if any(is_empty(h) for h in self.lists):
             return Merged(TopologyHint(BitMask.from_int(default), False))
         best = self._best_preferred()
         ties = tuple(sorted(self.preferred_single_nodes())) if with_ties else ()
@@ -286,7 +249,7 @@ class MergeSearch:
                 supersets = hints.superset_options(mask)
                 if not supersets:
                     return False
-                fixed = _minimal({f & v for f in fixed for v in supersets})
+                fixed = minimal_masks({f & v for f in fixed for v in supersets})
                 continue
             choices: list[tuple[int, Family | None]] = [
                 (e, None) for e in hints.extras if e & mask == mask
@@ -308,7 +271,7 @@ class MergeSearch:
                 need = outer & ~mask
                 if not need:
                     return True
-                if families and _cover(need, families):
+                if families and cover(need, families):
                     return True
         return False
 
@@ -392,56 +355,6 @@ class MergeSearch:
         return best[0]  # type: ignore[return-value]
 
 
-def _is_empty(hints: HintList) -> bool:
-    if isinstance(hints, StructuredHints):
-        return hints.is_empty()
-    return not hints.merged
-
-
-def _minimal(masks: set[int]) -> set[int]:
-    """Masks no other mask of the set is a strict subset of."""
-    return {v for v in masks if not any(w != v and w & v == w for w in masks)}
-
-
-def _cover(need: int, families: list[Family]) -> bool:
-    """Whether the nodes of ``need`` can be shared out so each family keeps a member.
-
-    Family ``j`` keeps ``universe_j`` minus the nodes it took; members are closed under adding
-    nodes, so taking fewer never hurts, and one family taking all of ``need`` is tried first.
-    """
-    for family in families:
-        if family.contains(family.universe & ~need):
-            return True
-    bits = set_bits(need)
-    taken = [0] * len(families)
-    failed: set[tuple[int, tuple[int, ...]]] = set()
-
-    def walk(index: int) -> bool:
-        if index == len(bits):
-            return True
-        key = (index, tuple(taken))
-        if key in failed:
-            return False
-        bit = 1 << bits[index]
-        tried: set[tuple[Family, int]] = set()
-        for j, family in enumerate(families):
-            # Identical families with identical shares are the same subproblem.
-            signature = (family, taken[j])
-            if signature in tried:
-                continue
-            tried.add(signature)
-            trial = taken[j] | bit
-            if family.contains(family.universe & ~trial):
-                taken[j] = trial
-                if walk(index + 1):
-                    return True
-                taken[j] = trial ^ bit
-        failed.add(key)
-        return False
-
-    return walk(0)
-
-
 def _dense_rows(numa_info: NUMAInfo, default: int) -> dict[int, dict[int, int]] | None:
     """Distances between the machine's nodes for bounds; ``None`` when any is unknown."""
     nodes = set_bits(default)
@@ -463,48 +376,3 @@ def search_merge(
 ) -> Merged:
     """The merge's result by ordered search (see the module doc)."""
     return MergeSearch(numa_info, hints, use_closest, best_non_preferred_count).run(with_ties)
-
-
-def _indexed(hints: StructuredHints, default: int) -> HintList:
-    if hints.listed_hints is not None:
-        return ExplicitHints(hints.listed_hints, default)
-    if hints.universe & ~default:
-        # Upstream ANDs each mask with the machine's nodes: list the rule to reason about it.
-        return ExplicitHints(hints.materialize(), default)
-    return hints
-
-
-def fold_single_nodes(default: int, hints: Sequence[StructuredHints]) -> Merged | None:
-    """The merge of lists of preferred "any" or single-node hints, read off per node; ``None``
-    when some list has another shape (or the machine has no node).
-
-    A permutation's AND is empty unless its non-nil masks all name the same node ``n``, so the
-    merged candidates are ``({n}, preferred)`` for each ``n`` that every list allows (through
-    ``{n}`` or "any") and some list names, and ``(all nodes, preferred)`` when every list holds
-    "any". All are preferred, so ``Narrowest`` picks the lowest such ``n``, else all nodes; no
-    candidate at all gives ``(all nodes, not preferred)``.
-    """
-    if default == 0:
-        return None
-    accepted = default
-    named = 0
-    all_any = True
-    for hint_set in hints:
-        shape = hint_set.single_node_shape()
-        if shape is None:
-            return None
-        has_any, singles = shape
-        singles &= default
-        named |= singles
-        if has_any:
-            continue
-        all_any = False
-        accepted &= singles
-    candidates = accepted & named
-    if all_any and default & (default - 1) == 0:
-        # One node in all: the all-"any" candidate is that single node too.
-        candidates |= default
-    ties = set_bits(candidates)
-    if ties:
-        return Merged(single_node_hint(ties[0]), ties)
-    return Merged(TopologyHint(BitMask.from_int(default), all_any))

@@ -30,7 +30,8 @@ from numaplane.node.topologymanager.hint_sets import (
     StructuredHints,
     hint_set_of,
 )
-from numaplane.node.topologymanager.merge_search import Merged, fold_single_nodes, search_merge
+from numaplane.node.topologymanager.merge_search import Merged, search_merge
+from numaplane.node.topologymanager.merge_single_node import fold_single_nodes
 from numaplane.node.topologymanager.numa_info import NUMAInfo
 from numaplane.node.topologymanager.numa_utilization import TieBreak
 from numaplane.node.topologymanager.policy_options import PolicyOptions
