@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from numaplane.deviceplugin.validation import is_extended_resource_name as registration_rule
-from numaplane.node.devicemanager.inventory import is_extended_resource_name
 from tests.cli.helpers import Outcome, assert_one_line_error, invoke
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,30 +235,6 @@ def test_inventory_claiming_what_the_machine_lacks_is_refused(
     inventory.write_text(case.text)
     outcome = invoke("admit", PODS, "-m", "dual-socket-ht", "--devices", str(inventory))
     assert_one_line_error(outcome, f"{inventory}: {case.field}", case.words)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "cpu",
-        "memory",
-        "hugepages-1Gi",
-        "nvidia.com/gpu",
-        "example.com/a_b",
-        "kubernetes.io/x",
-        "a.kubernetes.io/x",
-        "requests.example.com/x",
-        "Example.com/x",
-        "example.com/",
-        "example.com/a/b",
-        "example.com/-a",
-        "x/" + "a" * 63,
-        "x/" + "a" * 64,
-    ],
-)
-def test_inventory_and_registration_agree_on_extended_resource_names(name: str) -> None:
-    """The inventory's copy of upstream's rule (its layer cannot import the plugin server's)."""
-    assert is_extended_resource_name(name) == registration_rule(name)
 
 
 # -- output prints what it is given ----------------------------------------------------------

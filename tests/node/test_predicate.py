@@ -9,13 +9,13 @@ import pytest
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.api.quantity import Quantity
+from numaplane.api.resourcenames import is_extended_resource_name
 from numaplane.node.admission import Node
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
 from numaplane.node.predicate import (
     first_insufficient,
     fit_requests,
-    is_extended_resource,
     node_allocatable,
 )
 from numaplane.node.requests import scheduler_requests
@@ -151,7 +151,7 @@ NAMES = (
 
 @pytest.mark.parametrize("case", NAMES, ids=lambda c: c.name)
 def test_is_extended_resource(case: NameCase) -> None:
-    assert is_extended_resource(case.resource) is case.extended
+    assert is_extended_resource_name(case.resource) is case.extended
 
 
 def test_overhead_of_a_dropped_resource_still_counts() -> None:

@@ -8,41 +8,11 @@ a plugin cannot point it at a socket outside the directory.
 
 from __future__ import annotations
 
-import re
-
+from numaplane.api.resourcenames import is_extended_resource_name, is_qualified_name
 from numaplane.deviceplugin.v1beta1 import SupportedVersions
 from numaplane.gofmt import go_quote
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
-_QUOTA_PREFIX = "requests."
-_NATIVE_PREFIX = "kubernetes.io/"
-
-
-def is_qualified_name(value: str) -> bool:
-    """Whether ``value`` is ``[prefix/]name`` as Kubernetes validates label keys."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-            return False
-    else:
-        return False
-    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """Whether ``name`` is an extended resource (upstream ``IsExtendedResourceName``).
-
-    It must carry a domain that is not ``kubernetes.io``, must not already be a quota name
-    (``requests.``), and must stay a qualified name once ``requests.`` is put in front of it.
-    """
-    if "/" not in name or _NATIVE_PREFIX in name or name.startswith(_QUOTA_PREFIX):
-        return False
-    return is_qualified_name(_QUOTA_PREFIX + name)
+__all__ = ["is_extended_resource_name", "is_qualified_name", "version_error"]
 
 
 def version_error(version: str) -> str | None:

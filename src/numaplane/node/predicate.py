@@ -27,31 +27,22 @@ from dataclasses import dataclass
 
 from numaplane.api.pod import Pod
 from numaplane.api.quantity import Quantity
+from numaplane.api.resourcenames import NATIVE_NAMESPACE, is_extended_resource_name
 from numaplane.node.requests import CPU, HUGEPAGES_PREFIX, MEMORY, scheduler_units
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 OUT_OF_PREFIX = "OutOf"
-_NATIVE_NAMESPACE = "kubernetes.io/"
-_REQUESTS_PREFIX = "requests."
 _ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
 _FIRST = (CPU, MEMORY, EPHEMERAL_STORAGE)
-
-
-def is_extended_resource(name: str) -> bool:
-    """Whether ``name`` is an extended resource (upstream ``IsExtendedResourceName``): a
-    domain-qualified name outside the ``kubernetes.io/`` namespace, not a quota ``requests.``
-    name."""
-    native = "/" not in name or _NATIVE_NAMESPACE in name
-    return not native and not name.startswith(_REQUESTS_PREFIX)
 
 
 def is_scalar_resource(name: str) -> bool:
     """Whether the fit check counts ``name`` beyond cpu, memory and ephemeral storage
     (upstream ``IsScalarResourceName``)."""
     return (
-        is_extended_resource(name)
+        is_extended_resource_name(name)
         or name.startswith(HUGEPAGES_PREFIX)
-        or _NATIVE_NAMESPACE in name
+        or NATIVE_NAMESPACE in name
         or name.startswith(_ATTACHABLE_VOLUMES_PREFIX)
     )
 
@@ -82,7 +73,7 @@ def fit_requests(
     missing = [
         name
         for name in requests
-        if "/" in name and is_extended_resource(name) and not reports(name)
+        if "/" in name and is_extended_resource_name(name) and not reports(name)
     ]
     if not missing:
         return requests

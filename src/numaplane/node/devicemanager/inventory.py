@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from numaplane.api.resourcenames import is_extended_resource_name
 from numaplane.api.yamlbounds import AliasError, check_text_aliases
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.errors import InventoryError
@@ -40,25 +41,6 @@ from numaplane.topology.model import Machine, PCIDevice
 
 _HEX = re.compile(r"^(0x)?[0-9a-f]+$")
 _ENTRY_KEYS = frozenset({"id", "numa", "healthy"})
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
-)
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """Whether a device plugin may advertise ``name`` (upstream ``IsExtendedResourceName``).
-
-    A domain-qualified name outside ``kubernetes.io``, not a quota name (``requests.``), that
-    stays a qualified name with ``requests.`` in front. The registration server checks the
-    same rule (``numaplane.deviceplugin.validation``); this layer cannot import it.
-    """
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    prefix, _, rest = ("requests." + name).partition("/")
-    if "/" in rest or not 0 < len(prefix) <= 253 or not _DNS1123_SUBDOMAIN.match(prefix):
-        return False
-    return 0 < len(rest) <= 63 and _QUALIFIED_NAME.match(rest) is not None
 
 
 def _normalise_hex(text: str) -> str:
