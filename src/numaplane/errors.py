@@ -24,3 +24,11 @@ class InputError(NumaplaneError):
         self.field = field
         where = f"{source}: {field}" if field else source
         super().__init__(f"{where}: {reason}")
+
+
+def escape_unprintable(text: str) -> str:
+    """``text`` with each unprintable character (a line break, a control character) written as
+    its Python escape, so that a message quoting user input stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -37,7 +37,7 @@ from numaplane.api.pod import (
 )
 from numaplane.api.quantity import Quantity
 from numaplane.api.yamlbounds import AliasError, check_text_aliases
-from numaplane.errors import InputError
+from numaplane.errors import InputError, escape_unprintable
 
 __all__ = [
     "ManifestError",
@@ -61,14 +61,10 @@ class ManifestError(InputError):
 
     def __init__(self, source: str, reason: str, field: str | None = None) -> None:
         super().__init__(
-            _one_line(source), _one_line(reason), None if field is None else _one_line(field)
+            escape_unprintable(source),
+            escape_unprintable(reason),
+            None if field is None else escape_unprintable(field),
         )
-
-
-def _one_line(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def pod_uid(namespace: str, name: str) -> str:

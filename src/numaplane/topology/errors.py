@@ -5,7 +5,7 @@ Each is an ``InputError``, so the CLI prints one line naming the input and exits
 
 from __future__ import annotations
 
-from numaplane.errors import InputError
+from numaplane.errors import InputError, escape_unprintable
 
 
 class MachineInputError(InputError):
@@ -16,13 +16,7 @@ class MachineInputError(InputError):
     """
 
     def __init__(self, source: str, reason: str, field: str | None = None) -> None:
-        super().__init__(_one_line(source), _one_line(reason), field)
-
-
-def _one_line(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+        super().__init__(escape_unprintable(source), escape_unprintable(reason), field)
 
 
 class UnknownMachineError(MachineInputError):
