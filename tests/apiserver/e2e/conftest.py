@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from numaplane.testing.apiserver import RunningServer, running_server
+from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 
 KUBECTL = shutil.which("kubectl")
 
@@ -60,15 +60,15 @@ class Kubectl:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApiServer]:
     """A real API server for this module, in a subprocess, stopped after it."""
     if KUBECTL is None:
         pytest.skip("kubectl not installed")
-    with running_server(tmp_path_factory.mktemp("apiserver")) as handle:
+    with running_apiserver(tmp_path_factory.mktemp("apiserver")) as handle:
         yield handle
 
 
 @pytest.fixture(scope="module")
-def kubectl(server: RunningServer) -> Kubectl:
+def kubectl(server: RunningApiServer) -> Kubectl:
     """kubectl with the server's admin kubeconfig."""
     return Kubectl(server.kubeconfig)

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config, watch  # type: ignore[import-untyped]
-from numaplane.testing.apiserver import RunningServer
+from numaplane.testing.apiserver import RunningApiServer
 
 pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
-def api(server: RunningServer) -> Iterator[client.ApiClient]:
+def api(server: RunningApiServer) -> Iterator[client.ApiClient]:
     """An ApiClient from the admin kubeconfig."""
     with config.new_client_from_config(config_file=str(server.kubeconfig)) as api_client:
         yield api_client

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from numaplane.testing.apiserver import RunningServer, running_server
+from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 
 from tests.apiserver.e2e.conftest import Kubectl
 
@@ -89,7 +89,7 @@ class Endpoint:
 
 
 @pytest.fixture(scope="module")
-def endpoint(server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Endpoint:
+def endpoint(server: RunningApiServer, tmp_path_factory: pytest.TempPathFactory) -> Endpoint:
     return Endpoint.from_kubeconfig(server.kubeconfig, tmp_path_factory.mktemp("pki"))
 
 
@@ -232,12 +232,12 @@ def test_bad_input_gets_upstreams_code_and_reason(endpoint: Endpoint, case: BadI
 
 
 @pytest.fixture(scope="module")
-def two_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with running_server(tmp_path_factory.mktemp("multi"), clusters=["east", "west"]) as handle:
+def two_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApiServer]:
+    with running_apiserver(tmp_path_factory.mktemp("multi"), clusters=["east", "west"]) as handle:
         yield handle
 
 
-def test_logical_clusters_cannot_see_each_other(two_clusters: RunningServer) -> None:
+def test_logical_clusters_cannot_see_each_other(two_clusters: RunningApiServer) -> None:
     east = Kubectl(two_clusters.data_dir / "east.kubeconfig")
     west = Kubectl(two_clusters.data_dir / "west.kubeconfig")
     east.out("create", "configmap", "only-east", "-n", "default")
