@@ -224,7 +224,7 @@ def test_delete_and_wait(kubectl: Kubectl) -> None:
         waiter.kill()
     assert waiter.returncode == 0, err
     assert "pod/web condition met" in out
-    assert 'pod "web" deleted' in kubectl.out(
+    assert 'pod "web" force deleted' in kubectl.out(
         "delete", "pod", "web", "-n", ns, "--grace-period=0", "--force"
     )
 
