@@ -86,10 +86,10 @@ def test_examples_apply_unchanged_and_print_the_crd_columns(kueue: Kubectl) -> N
     )
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue" in out
     table = kueue.out("get", "clusterqueues")
-    header = table.splitlines()[0].split()
-    assert header[:2] == ["NAME", "COHORT"]
-    assert "PENDING" in header
-    assert "ADMITTED" in header
+    # The CRD's additionalPrinterColumns: Cohort and Pending Workloads, the rest at priority 1.
+    assert table.splitlines()[0].split() == ["NAME", "COHORT", "PENDING", "WORKLOADS"]
+    wide = kueue.out("get", "clusterqueues", "-o", "wide").splitlines()[0].split()
+    assert wide == ["NAME", "COHORT", "STRATEGY", "PENDING", "WORKLOADS", "ADMITTED", "WORKLOADS"]
     assert table.splitlines()[1].split()[0] == "cluster-queue"
     queues = kueue.out("get", "localqueues", "-A")
     assert "user-queue" in queues

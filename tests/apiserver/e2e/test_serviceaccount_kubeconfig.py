@@ -135,7 +135,7 @@ def test_it_can_do_what_the_role_allows(worker_kubeconfig: Path) -> None:
     assert 'job.batch "sample" deleted' in worker.out("delete", "job", "sample", "-n", "default")
 
 
-def test_and_nothing_more(worker_kubeconfig: Path) -> None:
+def test_and_nothing_more(worker_kubeconfig: Path, kubectl: Kubectl) -> None:
     worker = Kubectl(worker_kubeconfig)
     err = worker.fails("get", "secrets", "-n", NS)
     assert (
@@ -145,8 +145,10 @@ def test_and_nothing_more(worker_kubeconfig: Path) -> None:
     err = worker.fails("create", "configmap", "x", "-n", "default")
     assert 'configmaps is forbidden: User "system:serviceaccount:' in err
     assert worker.run("auth", "can-i", "delete", "pods", check=False).stdout.strip() == "no"
-    err = worker.fails("patch", "job", "nothing", "-n", "default", "-p", "{}")
-    assert "Forbidden" in err
+    kubectl.out("create", "-f", "-", stdin=JOB.replace("name: sample", "name: locked"))
+    err = worker.fails("patch", "job", "locked", "-n", "default", "-p", '{"spec":{"suspend":true}}')
+    assert 'jobs.batch "locked" is forbidden' in err
+    assert 'cannot patch resource "jobs" in API group "batch"' in err
 
 
 def test_kubectl_create_token_issues_a_working_token(kubectl: Kubectl, tmp_path: Path) -> None:
