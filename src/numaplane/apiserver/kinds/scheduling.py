@@ -131,7 +131,7 @@ PRIORITY_CLASS_COLUMNS: Final = (
     TableColumn("Global-Default", "boolean", "", "Whether this priority class is the default."),
     AGE_COLUMN,
     TableColumn(
-        "PreemptionPolicy", "string", "", "The policy for preempting lower priority pods.", 1
+        "PreemptionPolicy", "string", "", "The policy for preempting lower priority pods."
     ),
 )
 
