@@ -130,9 +130,7 @@ PRIORITY_CLASS_COLUMNS: Final = (
     TableColumn("Value", "integer", "", "The integer value of this priority class."),
     TableColumn("Global-Default", "boolean", "", "Whether this priority class is the default."),
     AGE_COLUMN,
-    TableColumn(
-        "PreemptionPolicy", "string", "", "The policy for preempting lower priority pods."
-    ),
+    TableColumn("PreemptionPolicy", "string", "", "The policy for preempting lower priority pods."),
 )
 
 
