@@ -103,7 +103,7 @@ INVALID = [
         "Node",
         {"metadata": meta("n1"), "spec": {"taints": [{"key": "k", "effect": "Sometimes"}]}},
         'Node "n1" is invalid: spec.taints[0].effect: Unsupported value: "Sometimes": supported '
-        'values: "NoExecute", "NoSchedule", "PreferNoSchedule"',
+        'values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
     ),
     InvalidCase(
         "service account token secret without its account",

@@ -409,6 +409,29 @@ def test_crd_kind_delegates_to_its_hooks() -> None:
     assert seen == [("widgets.example.com", True)]
 
 
+def test_crd_status_comes_from_the_hook() -> None:
+    def status(crd: dict[str, Any]) -> dict[str, Any]:
+        return {**crd["status"], "conditions": [{"type": "Established", "status": "True"}]}
+
+    main = {r.resource: r for r in builtin_resources(CRDHooks(status=status))}[
+        "customresourcedefinitions"
+    ].strategy
+    crd: dict[str, Any] = {
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"versions": [{"name": "v1", "storage": True}]},
+    }
+    main.prepare_for_create(crd)
+    assert crd["status"] == {
+        "storedVersions": ["v1"],
+        "conditions": [{"type": "Established", "status": "True"}],
+    }
+    new = copy.deepcopy(crd)
+    new["spec"]["versions"] = [{"name": "v1"}, {"name": "v2", "storage": True}]
+    main.prepare_for_update(new, crd)
+    assert new["status"]["storedVersions"] == ["v1", "v2"]
+    assert main.bumps_generation(new, crd)
+
+
 def test_builtin_resources_shape() -> None:
     by_name = {r.group_resource: r for r in BUILTIN_RESOURCES}
     assert len(by_name) == len(BUILTIN_RESOURCES) == 19
