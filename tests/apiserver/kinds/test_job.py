@@ -349,3 +349,62 @@ def test_field_set() -> None:
         "metadata.namespace": "default",
         "status.successful": "2",
     }
+
+
+@dataclass(frozen=True)
+class PolicyCase:
+    name: str
+    spec: dict[str, Any]
+    errors: tuple[str, ...]
+
+
+POLICY_CASES = [
+    PolicyCase("managed by MultiKueue", {"managedBy": "kueue.x-k8s.io/multikueue"}, ()),
+    PolicyCase(
+        "managedBy without a domain",
+        {"managedBy": "multikueue"},
+        (
+            'spec.managedBy: Invalid value: "multikueue": must be a domain-prefixed path (such '
+            'as "acme.io/foo")',
+        ),
+    ),
+    PolicyCase(
+        "managedBy too long",
+        {"managedBy": "example.com/" + "x" * 60},
+        ("spec.managedBy: Too long: may not be more than 63 bytes",),
+    ),
+    PolicyCase(
+        "per-index backoff needs Indexed",
+        {"backoffLimitPerIndex": 1},
+        ("spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",),
+    ),
+    PolicyCase(
+        "max failed indexes need per-index backoff",
+        {"completionMode": "Indexed", "completions": 2, "maxFailedIndexes": 1},
+        ("spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",),
+    ),
+    PolicyCase(
+        "pod failure policy with OnFailure and an unknown action",
+        {
+            "podFailurePolicy": {"rules": [{"action": "Retry"}]},
+            "template": {
+                "spec": {
+                    "restartPolicy": "OnFailure",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            },
+        },
+        (
+            'spec.podFailurePolicy.rules[0].action: Unsupported value: "Retry": supported values: '
+            '"Count", "FailIndex", "FailJob", "Ignore"',
+            'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is '
+            "supported when podFailurePolicy is specified",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", POLICY_CASES, ids=lambda c: c.name)
+def test_job_policies(case: PolicyCase) -> None:
+    _, errors = created(job(**copy.deepcopy(case.spec)))
+    assert tuple(errors) == case.errors

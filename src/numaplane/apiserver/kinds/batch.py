@@ -12,6 +12,7 @@ import copy
 from typing import Any, Final
 
 from numaplane.apiserver.errors import FieldError, invalid_value, not_supported, required
+from numaplane.apiserver.kinds.jobpolicy import validate_job_policies
 from numaplane.apiserver.kinds.meta import (
     as_dict,
     as_int,
@@ -242,6 +243,7 @@ def validate_job_spec(spec: object, path: str = "spec") -> list[FieldError]:
         errors.append(
             not_supported(f"{path}.template.spec.restartPolicy", restart, _JOB_RESTART_POLICIES)
         )
+    errors.extend(validate_job_policies(spec, path))
     selector = spec.get("selector")
     if selector is None:
         errors.append(required(f"{path}.selector"))
