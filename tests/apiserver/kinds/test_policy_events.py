@@ -32,6 +32,7 @@ from numaplane.apiserver.kinds.scheduling import (
     PRIORITY_CLASS_STRATEGY,
     SYSTEM_PRIORITY_CLASSES,
     admit_pod_priority,
+    admit_priority_class,
 )
 from numaplane.apiserver.kinds.strategy import KindStrategy
 
@@ -90,6 +91,10 @@ def test_core_event_row_and_fields() -> None:
     assert fields["source"] == "kubelet"
     assert fields["reportingComponent"] == ""
     assert CORE_EVENT_STRATEGY.validate(copy.deepcopy(CORE_EVENT)) == []
+    defaulted = copy.deepcopy(CORE_EVENT)
+    CORE_EVENT_STRATEGY.default(defaulted)
+    assert (defaulted["reportingComponent"], defaulted["reportingInstance"]) == ("", "")
+    assert defaulted["eventTime"] is None
 
 
 def test_events_v1_round_trip_and_fields() -> None:
@@ -193,6 +198,19 @@ def test_priority_classes(case: PriorityCase) -> None:
     name = obj["metadata"]["name"]
     message = invalid("scheduling.k8s.io", "PriorityClass", name, errors).message if errors else ""
     assert message == case.message
+
+
+def test_only_one_default_priority_class() -> None:
+    existing = [priority_class("old", 1, globalDefault=True)]
+    admit_priority_class(priority_class("plain", 2), existing, creating=True)
+    admit_priority_class(priority_class("old", 3, globalDefault=True), existing, creating=False)
+    with pytest.raises(StatusError) as caught:
+        admit_priority_class(priority_class("new", 2, globalDefault=True), existing, creating=True)
+    assert (caught.value.code, caught.value.message) == (
+        403,
+        'priorityclasses.scheduling.k8s.io "new" is forbidden: PriorityClass old is already '
+        "marked as default. Only one default can exist",
+    )
 
 
 def test_priority_class_value_is_immutable() -> None:
