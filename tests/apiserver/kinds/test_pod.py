@@ -220,6 +220,18 @@ INVALID_CASES = [
         "'NoExecute' when `tolerationSeconds` is set",
     ),
     InvalidCase(
+        "port names",
+        pod(
+            container(
+                ports=[{"containerPort": 80, "name": "Web"}, {"containerPort": 81, "name": "a--b"}]
+            )
+        ),
+        'Pod "p" is invalid: [spec.containers[0].ports[0].name: Invalid value: "Web": must '
+        "contain only alpha-numeric characters (a-z, 0-9), and hyphens (-), "
+        'spec.containers[0].ports[1].name: Invalid value: "a--b": must not contain consecutive '
+        "hyphens]",
+    ),
+    InvalidCase(
         "env name with '='",
         pod(container(env=[{"name": "A=B", "value": "x"}])),
         'Pod "p" is invalid: spec.containers[0].env[0].name: Invalid value: "A=B": a valid '

@@ -8,6 +8,7 @@ pass upstream, and stay one here so that paths and error order match.)
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from numaplane.api.quantity import Quantity, QuantityError
@@ -29,6 +30,7 @@ from numaplane.apiserver.kinds.meta import (
     is_dns1123_label,
     is_qualified_name,
     is_valid_label_value,
+    max_len_error,
     name_is_dns_subdomain,
     validate_annotations,
     validate_labels,
@@ -48,6 +50,8 @@ _STANDARD_CONTAINER_RESOURCES: Final = frozenset({"cpu", "memory", "ephemeral-st
 _HUGEPAGES: Final = "hugepages-"
 _VOLUME_DEFAULT_MODE: Final = 0o644
 _VOLUME_SOURCES_WITH_MODE: Final = ("secret", "configMap", "downwardAPI", "projected")
+_PORT_NAME_CHARSET: Final = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER: Final = re.compile("[a-z]")
 _ENV_NAME_MSG: Final = (
     "a valid environment variable name must consist only of printable ASCII characters other "
     "than '='"
@@ -266,11 +270,37 @@ def _validate_env(env: object, path: str) -> list[FieldError]:
     return errors
 
 
+def is_valid_port_name(name: str) -> list[str]:
+    """``IsValidPortName``: an IANA service name (at most 15 of ``a-z0-9-``, a letter, no
+    leading, trailing or doubled hyphen)."""
+    errors = []
+    if len(name) > 15:
+        errors.append(max_len_error(15))
+    if not _PORT_NAME_CHARSET.fullmatch(name):
+        errors.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _PORT_NAME_LETTER.search(name):
+        errors.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        errors.append("must not contain consecutive hyphens")
+    if name and (name[0] == "-" or name[-1] == "-"):
+        errors.append("must not begin or end with a hyphen")
+    return errors
+
+
 def _validate_ports(ports: object, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
+    names: set[str] = set()
     for i, port in enumerate(as_list(ports)):
         port = as_dict(port)
         at = f"{path}[{i}]"
+        name = as_str(port.get("name"))
+        if name:
+            messages = is_valid_port_name(name)
+            if messages:
+                errors.extend(invalid_value(f"{at}.name", name, m) for m in messages)
+            elif name in names:
+                errors.append(duplicate(f"{at}.name", name))
+            names.add(name)
         number = as_int(port.get("containerPort"))
         if not 1 <= number <= 65535:
             errors.append(
