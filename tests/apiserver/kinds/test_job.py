@@ -234,6 +234,10 @@ def _parallelism(obj: dict[str, Any]) -> None:
     obj["spec"]["parallelism"] = 4
 
 
+def _drop_job_name_label(obj: dict[str, Any]) -> None:
+    del obj["spec"]["template"]["metadata"]["labels"]["job-name"]
+
+
 UPDATES = [
     UpdateCase("parallelism may change", False, False, _parallelism, ()),
     UpdateCase(
@@ -256,6 +260,13 @@ UPDATES = [
     UpdateCase(
         "running: image immutable", False, False, _image, ("spec.template: Invalid value: ",)
     ),
+    UpdateCase(
+        "a generated label removed is not put back",
+        False,
+        False,
+        _drop_job_name_label,
+        ("spec.template.metadata.labels[job-name]: Required value: j", "spec.template: "),
+    ),
 ]
 
 
@@ -272,7 +283,7 @@ def test_job_update_rules(case: UpdateCase) -> None:
     assert len(errors) == len(case.errors)
     for error, expected in zip(errors, case.errors, strict=True):
         assert error.startswith(expected)
-        assert error.endswith("field is immutable")
+        assert error == expected or error.endswith("field is immutable")
 
 
 def test_generation_and_status_subresource() -> None:
