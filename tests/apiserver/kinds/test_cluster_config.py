@@ -138,6 +138,13 @@ INVALID = [
         "binaryData",
     ),
     InvalidCase(
+        "config map over 1 MiB",
+        CONFIG_MAP_STRATEGY,
+        "ConfigMap",
+        {"metadata": meta("c", "ns"), "data": {"a": "x" * (1024 * 1024), "b": "y"}},
+        'ConfigMap "c" is invalid: []: Too long: may not be more than 1048576 bytes',
+    ),
+    InvalidCase(
         "lease duration",
         LEASE_STRATEGY,
         "Lease",
