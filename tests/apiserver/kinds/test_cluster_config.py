@@ -98,6 +98,14 @@ INVALID = [
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
     ),
     InvalidCase(
+        "namespace with an unqualified spec finalizer",
+        NAMESPACE_STRATEGY,
+        "Namespace",
+        {"metadata": meta("a"), "spec": {"finalizers": ["kubernetes", "mine"]}},
+        'Namespace "a" is invalid: spec.finalizers: Invalid value: "mine": name is neither a '
+        "standard finalizer name nor is it fully qualified",
+    ),
+    InvalidCase(
         "node taint effect",
         NODE_STRATEGY,
         "Node",
