@@ -56,6 +56,14 @@ def test_namespace_create() -> None:
     }
 
 
+def test_generated_namespace_name_gets_its_label() -> None:
+    ns: dict[str, Any] = {"metadata": {"generateName": "team-"}}
+    NAMESPACE_STRATEGY.default(ns)
+    ns["metadata"]["name"] = "team-x7k2p"  # what the REST layer generates before preparing
+    NAMESPACE_STRATEGY.prepare_for_create(ns)
+    assert ns["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team-x7k2p"}
+
+
 def test_namespace_update_keeps_finalizers_and_status() -> None:
     old = {
         "metadata": meta("a", resourceVersion="1"),

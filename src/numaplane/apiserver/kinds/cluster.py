@@ -62,8 +62,9 @@ def default_namespace(ns: Object) -> None:
 
 
 def prepare_namespace_create(ns: Object) -> None:
-    """Status Active, and the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace
-    deletion empties the namespace before the object goes)."""
+    """Status Active, the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace deletion
+    empties the namespace before the object goes), and the name label again: a generated
+    name was not known when defaulting ran (upstream's ``Canonicalize``)."""
     ns["status"] = {"phase": "Active"}
     spec = ns.setdefault("spec", {})
     finalizers = spec.get("finalizers")
@@ -71,6 +72,7 @@ def prepare_namespace_create(ns: Object) -> None:
         finalizers = spec["finalizers"] = []
     if KUBERNETES_FINALIZER not in finalizers:
         finalizers.append(KUBERNETES_FINALIZER)
+    default_namespace(ns)
 
 
 def prepare_namespace_update(new: Object, old: Object) -> None:
