@@ -78,6 +78,7 @@ PULL_CASES = [
     PullCase("tagged", "nginx:1.25", "IfNotPresent"),
     PullCase("registry port, no tag", "localhost:5000/nginx", "Always"),
     PullCase("digest", "nginx@sha256:abc", "IfNotPresent"),
+    PullCase("latest pinned by digest", "nginx:latest@sha256:abc", "Always"),
 ]
 
 
