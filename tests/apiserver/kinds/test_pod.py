@@ -203,6 +203,11 @@ INVALID_CASES = [
         'Pod "p" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"',
     ),
     InvalidCase(
+        "secret volume without its secret",
+        pod(volumes=[{"name": "v", "secret": {}}]),
+        'Pod "p" is invalid: spec.volumes[0].secret.secretName: Required value',
+    ),
+    InvalidCase(
         "port out of range",
         pod(container(ports=[{"containerPort": 70000}])),
         'Pod "p" is invalid: spec.containers[0].ports[0].containerPort: Invalid value: 70000: '

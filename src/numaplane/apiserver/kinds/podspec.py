@@ -374,7 +374,26 @@ def _validate_volumes(volumes: object, path: str) -> tuple[set[str], list[FieldE
             if name in names:
                 errors.append(duplicate(at, name))
         names.add(name)
+        errors.extend(_validate_volume_source(as_dict(volume), f"{path}[{i}]"))
     return names, errors
+
+
+#: The field each common volume source cannot do without (validateXVolumeSource).
+_VOLUME_SOURCE_REQUIRED: Final = (
+    ("hostPath", "path"),
+    ("secret", "secretName"),
+    ("persistentVolumeClaim", "claimName"),
+    ("configMap", "name"),
+)
+
+
+def _validate_volume_source(volume: Object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for source, key in _VOLUME_SOURCE_REQUIRED:
+        spec = volume.get(source)
+        if isinstance(spec, dict) and not as_str(spec.get(key)):
+            errors.append(required(f"{path}.{source}.{key}"))
+    return errors
 
 
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
