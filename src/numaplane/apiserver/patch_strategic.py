@@ -7,6 +7,7 @@ key by key, ``null`` deletes; the directives ``$patch: replace|delete|merge``, `
 order of a merged list follows upstream's rules (patch order first, server-only items kept next
 to their old neighbours). Errors are :class:`StrategicPatchError` carrying the HTTP answer
 kube-apiserver's patch handler gives for each (400, 422, or a 500 with the bare message).
+(Over 400 lines: one algorithm, upstream's merge plus its list-ordering rules, kept whole.)
 """
 
 from __future__ import annotations
