@@ -326,3 +326,19 @@ def test_compare_and_merge_laws(a: dict[str, Any], b: dict[str, Any]) -> None:
     added, _, removed = compare(a, b, SET_AND_MAP)
     assert not (added & removed)
     assert added <= to_field_set(b, SET_AND_MAP) | {p[:i] for p in added for i in range(1, len(p))}
+
+
+def test_reset_fields_are_owned_by_nobody() -> None:
+    config = {**copy.deepcopy(DEPLOYMENT), "status": {"phase": "Done"}}
+    out = apply(None, config, "m", False, T0, reset_fields=[("status",)])
+    assert _managers(out)["m", "Apply"]["fieldsV1"] == {
+        "f:spec": {"f:paused": {}, "f:replicas": {}}
+    }
+    status_write = copy.deepcopy(out)
+    status_write["status"] = {"phase": "Running"}
+    entries = record_update(
+        out, status_write, "kubelet", T1, subresource="status", reset_fields=[("spec",)]
+    )
+    kubelet = next(e for e in entries if e["manager"] == "kubelet")
+    assert kubelet["subresource"] == "status"
+    assert kubelet["fieldsV1"] == {"f:status": {"f:phase": {}}}

@@ -20,7 +20,7 @@ the field manager does, since removed fields that have defaults get them back.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -146,6 +146,19 @@ def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
     return [e.encode() for e in entries]
 
 
+def _reset_filter(reset_fields: Sequence[Sequence[str]]) -> Callable[[FieldSet], FieldSet]:
+    # The strategy's reset fields (`status` of the main resource, `spec` of `status`): nobody
+    # comes to own them by writing there, as upstream's ignore filter has it.
+    prefixes = [_p(*names) for names in reset_fields]
+
+    def keep(fields: FieldSet) -> FieldSet:
+        if not prefixes:
+            return fields
+        return frozenset(p for p in fields if not any(p[: len(x)] == x for x in prefixes))
+
+    return keep
+
+
 def _without_managed(obj: Mapping[str, Any] | None) -> Any:
     if obj is None:
         return MISSING
@@ -240,13 +253,17 @@ def apply(
     *,
     schema: Schema = UNKNOWN,
     subresource: str = "",
+    reset_fields: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """Server-side apply of ``applied`` by ``manager`` to ``live`` (``None`` creates the object).
 
     Returns the new object with its ``metadata.managedFields``; raises :class:`StatusError`:
     409 on conflicts (unless ``force``), 400 when the configuration carries managedFields, 500
     (as upstream) for a configuration that does not fit the schema's list keys. ``now`` is the
-    RFC 3339 time written into the entry when the object changes."""
+    RFC 3339 time written into the entry when the object changes. ``reset_fields`` are the
+    field paths the strategy resets on this endpoint (``[("status",)]`` for the main resource of
+    a kind with a status subresource): applying them owns nothing and conflicts with nobody."""
+    keep = _reset_filter(reset_fields)
     meta = applied.get("metadata")
     if isinstance(meta, Mapping) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
@@ -257,7 +274,7 @@ def apply(
     before = _without_managed(live)
     base = before if before is not MISSING else {}
     try:
-        config_set = to_field_set(applied, schema)
+        config_set = keep(to_field_set(applied, schema))
         merged = merge(base, copy.deepcopy(dict(applied)), schema)
     except FieldPathError as err:
         raise StatusError(
@@ -273,7 +290,8 @@ def apply(
     if last is not None and last.fields:
         merged = _prune(merged, managed, last.fields, schema)
     added, modified, removed = compare(base, merged, schema)
-    changed = added | modified
+    changed = keep(added | modified)
+    removed = keep(removed)
     conflicts: list[tuple[ManagedEntry, Path]] = []
     for other_id, other in managed.items():
         if other_id == ident:
@@ -332,11 +350,14 @@ def record_update(
     operation: str = "Update",
     subresource: str = "",
     schema: Schema = UNKNOWN,
+    reset_fields: Sequence[Sequence[str]] = (),
 ) -> list[dict[str, Any]]:
     """The ``managedFields`` of ``new`` after a create (``old`` is ``None``), update or patch
     by ``manager``: it owns what it added or changed, which other managers lose, and what was
     removed is nobody's any more. Managed fields sent in ``new`` replace the live ones (an empty
-    list resets them), as upstream; on a subresource they are ignored."""
+    list resets them), as upstream; on a subresource they are ignored. ``reset_fields`` as for
+    :func:`apply`."""
+    keep = _reset_filter(reset_fields)
     live_entries = ((old or {}).get("metadata") or {}).get("managedFields")
     new_entries = (new.get("metadata") or {}).get("managedFields")
     try:
@@ -361,7 +382,8 @@ def record_update(
         added, modified, removed = compare(before, after, schema)
     except FieldPathError:
         return encode_managed_fields(managed)
-    taken = (added | modified) - removed
+    taken = keep((added | modified) - removed)
+    removed = keep(removed)
     for ident, entry in list(managed.items()):
         managed[ident] = replace(entry, fields=entry.fields - taken - removed)
     taken = taken - STRIPPED

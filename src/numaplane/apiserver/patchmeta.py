@@ -144,7 +144,7 @@ _CONTAINER: Final = _obj(
     volumeMounts=_map_list("mountPath"),
     volumeDevices=_map_list("devicePath"),
     resizePolicy=ATOMIC_LIST,
-    resources=_obj(claims=_map_list("name")),
+    resources=_obj(claims=Schema(list_type="map", map_keys=("name",))),
     securityContext=_obj(capabilities=_obj(add=ATOMIC_LIST, drop=ATOMIC_LIST)),
 )
 
@@ -249,7 +249,8 @@ BUILTIN_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {
             names=_obj(shortNames=ATOMIC_LIST, categories=ATOMIC_LIST),
         ),
         _obj(
-            conditions=_CONDITIONS_BY_TYPE,
+            # +listType=map without a patch strategy: strategic merge patch replaces it.
+            conditions=Schema(list_type="map", map_keys=("type",)),
             storedVersions=ATOMIC_LIST,
             acceptedNames=_obj(shortNames=ATOMIC_LIST, categories=ATOMIC_LIST),
         ),
