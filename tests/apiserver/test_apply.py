@@ -12,12 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numaplane.apiserver.apply import (
-    ANCIENT_CHANGES,
-    MAX_UPDATE_MANAGERS,
-    apply,
-    record_update,
-)
+from numaplane.apiserver.apply import LAST_APPLIED, apply, build_last_applied, record_update
 from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.fieldpath import (
     compare,
@@ -27,6 +22,7 @@ from numaplane.apiserver.fieldpath import (
     to_field_set,
     to_fields_v1,
 )
+from numaplane.apiserver.managedfields import ANCIENT_CHANGES, MAX_UPDATE_MANAGERS
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
 
 T0, T1, T2, T3 = (f"2024-01-0{d}T00:00:00Z" for d in range(1, 5))
@@ -342,3 +338,53 @@ def test_reset_fields_are_owned_by_nobody() -> None:
     kubelet = next(e for e in entries if e["manager"] == "kubelet")
     assert kubelet["subresource"] == "status"
     assert kubelet["fieldsV1"] == {"f:status": {"f:phase": {}}}
+
+
+def test_unmanaged_live_object_is_first_owned_by_before_first_apply() -> None:
+    live = copy.deepcopy(DEPLOYMENT)  # written without field tracking
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 1}}
+    with pytest.raises(StatusError) as caught:
+        apply(live, config, "m", False, T1)
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .spec.replicas'
+    )
+    out = apply(live, {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 3}}, "m", False, T1)
+    assert {e["manager"] for e in out["metadata"]["managedFields"]} == {"m", "before-first-apply"}
+
+
+def _client_side_applied(spec: dict[str, Any]) -> dict[str, Any]:
+    # What `kubectl apply` (client side) leaves: its annotation and its Update entry.
+    obj = {**copy.deepcopy(DEPLOYMENT), "spec": spec}
+    obj["metadata"]["annotations"] = {LAST_APPLIED: build_last_applied(obj)}
+    return _created(obj, "kubectl-client-side-apply")
+
+
+def test_kubectl_server_side_apply_takes_over_client_side_applied_fields() -> None:
+    live = _client_side_applied({"replicas": 3, "paused": False})
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 5, "paused": False}}
+    out = apply(live, config, "kubectl", False, T1)
+    assert out["spec"]["replicas"] == 5
+    assert out["metadata"]["annotations"][LAST_APPLIED] == build_last_applied(config)
+    with pytest.raises(StatusError, match="conflict with"):
+        apply(live, config, "someone-else", False, T1)
+
+
+def test_kubectl_still_conflicts_outside_the_last_applied_configuration() -> None:
+    live = _client_side_applied({"paused": False})
+    live["spec"]["replicas"] = 3
+    live["metadata"]["managedFields"] = record_update(
+        _client_side_applied({"paused": False}), live, "kubectl-scale", T1
+    )
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 5, "paused": False}}
+    with pytest.raises(StatusError) as caught:
+        apply(live, config, "kubectl", False, T2)
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "kubectl-scale" using v1: .spec.replicas'
+    )
+
+
+def test_last_applied_annotation_is_go_json() -> None:
+    obj = {"kind": "K", "metadata": {"name": "a<b", "annotations": {LAST_APPLIED: "old"}}}
+    assert build_last_applied(obj) == (
+        '{"kind":"K","metadata":{"annotations":{},"name":"a\\u003cb"}}\n'
+    )

@@ -20,8 +20,9 @@ the field manager does, since removed fields that have defaults get them back.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError, bad_request
@@ -32,124 +33,36 @@ from numaplane.apiserver.fieldpath import (
     FieldSet,
     Path,
     compare,
-    from_fields_v1,
     merge,
     path_string,
     remove_items,
     same_value,
     to_field_set,
-    to_fields_v1,
     with_named_fields,
 )
-from numaplane.apiserver.patchmeta import UNKNOWN, Schema
-
-MAX_UPDATE_MANAGERS: Final = 10
-ANCIENT_CHANGES: Final = "ancient-changes"
-
-
-def _p(*names: str) -> Path:
-    return tuple(("f", n) for n in names)
-
-
-#: Fields nobody owns (the field manager strips them from every set).
-STRIPPED: Final[FieldSet] = frozenset(
-    {
-        _p("apiVersion"),
-        _p("kind"),
-        _p("metadata"),
-        _p("metadata", "name"),
-        _p("metadata", "namespace"),
-        _p("metadata", "creationTimestamp"),
-        _p("metadata", "selfLink"),
-        _p("metadata", "uid"),
-        _p("metadata", "clusterName"),
-        _p("metadata", "generation"),
-        _p("metadata", "managedFields"),
-        _p("metadata", "resourceVersion"),
-    }
+from numaplane.apiserver.managedfields import (
+    STRIPPED,
+    Managed,
+    ManagedEntry,
+    cap_updaters,
+    conflict_error,
+    decode_managed_fields,
+    drop_empty,
+    encode_managed_fields,
+    field_path,
 )
+from numaplane.apiserver.patchmeta import UNKNOWN, Schema
+from numaplane.errors import NumaplaneError
 
-
-@dataclass(frozen=True)
-class ManagedEntry:
-    """One ``managedFields`` entry, decoded."""
-
-    manager: str
-    operation: str
-    api_version: str
-    fields: FieldSet
-    time: str | None = None
-    subresource: str = ""
-
-    def ident(self) -> tuple[str, str, str, str]:
-        """Who this entry is: appliers are one manager across API versions, updaters not."""
-        version = "" if self.operation == "Apply" else self.api_version
-        return (self.manager, self.operation, version, self.subresource)
-
-    def encode(self) -> dict[str, Any]:
-        """The ``ManagedFieldsEntry`` JSON, keys in upstream's order."""
-        out: dict[str, Any] = {
-            "manager": self.manager,
-            "operation": self.operation,
-            "apiVersion": self.api_version,
-        }
-        if self.time is not None:
-            out["time"] = self.time
-        out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = to_fields_v1(self.fields)
-        if self.subresource:
-            out["subresource"] = self.subresource
-        return out
-
-
-Managed = dict[tuple[str, str, str, str], ManagedEntry]
-
-
-def decode_managed_fields(entries: Any) -> Managed:
-    """The entries of ``metadata.managedFields`` by manager identity; raises ``ValueError``
-    for entries the field manager could not read."""
-    managed: Managed = {}
-    if entries is None:
-        return managed
-    if not isinstance(entries, list):
-        raise ValueError("managedFields must be a list")
-    for raw in entries:
-        if not isinstance(raw, Mapping):
-            raise ValueError("managedFields entry must be an object")
-        operation = raw.get("operation", "")
-        if operation not in ("Apply", "Update"):
-            raise ValueError(f"unknown operation {operation!r}")
-        if raw.get("fieldsType", "FieldsV1") != "FieldsV1":
-            raise ValueError(f"invalid fieldsType {raw.get('fieldsType')!r}")
-        fields = from_fields_v1(raw.get("fieldsV1") or {})
-        entry = ManagedEntry(
-            manager=str(raw.get("manager", "")),
-            operation=operation,
-            api_version=str(raw.get("apiVersion", "")),
-            fields=fields,
-            time=raw.get("time"),
-            subresource=str(raw.get("subresource", "")),
-        )
-        if entry.ident() in managed:
-            raise ValueError(f"duplicate entries for manager {entry.manager!r}")
-        managed[entry.ident()] = entry
-    return managed
-
-
-def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
-    """The ``managedFields`` list, sorted as upstream: operation, time, manager, apiVersion,
-    subresource."""
-    entries = sorted(
-        managed.values(),
-        key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
-    )
-    return [e.encode() for e in entries]
+BEFORE_FIRST_APPLY: Final = "before-first-apply"
+KUBECTL: Final = "kubectl"
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def _reset_filter(reset_fields: Sequence[Sequence[str]]) -> Callable[[FieldSet], FieldSet]:
     # The strategy's reset fields (`status` of the main resource, `spec` of `status`): nobody
     # comes to own them by writing there, as upstream's ignore filter has it.
-    prefixes = [_p(*names) for names in reset_fields]
+    prefixes = [field_path(*names) for names in reset_fields]
 
     def keep(fields: FieldSet) -> FieldSet:
         if not prefixes:
@@ -169,71 +82,6 @@ def _without_managed(obj: Mapping[str, Any] | None) -> Any:
     return out
 
 
-def _drop_empty(managed: Managed, keep: tuple[str, str, str, str] | None = None) -> Managed:
-    return {i: e for i, e in managed.items() if e.fields or i == keep}
-
-
-def _cap_updaters(managed: Managed) -> Managed:
-    updaters = [i for i, e in managed.items() if e.operation == "Update"]
-    if len(updaters) <= MAX_UPDATE_MANAGERS:
-        return managed
-    updaters.sort(key=lambda i: (managed[i].time or "", i))
-    out = dict(managed)
-    count = len(updaters)
-    for ident in updaters:
-        if count <= MAX_UPDATE_MANAGERS:
-            break
-        entry = out.pop(ident)
-        bucket_id = (ANCIENT_CHANGES, "Update", entry.api_version, "")
-        bucket = out.get(bucket_id)
-        if bucket is None:
-            out[bucket_id] = replace(entry, manager=ANCIENT_CHANGES, subresource="")
-        else:
-            times = [t for t in (bucket.time, entry.time) if t]
-            out[bucket_id] = replace(
-                bucket, fields=bucket.fields | entry.fields, time=max(times) if times else None
-            )
-            count -= 1
-    return out
-
-
-def _print_manager(entry: ManagedEntry) -> str:
-    shown = f'"{entry.manager}"'
-    if entry.subresource:
-        shown += f' with subresource "{entry.subresource}"'
-    if entry.operation == "Update":
-        shown += f" using {entry.api_version}"
-    return shown
-
-
-def conflict_error(conflicts: list[tuple[ManagedEntry, Path]]) -> StatusError:
-    """The 409 of an apply that conflicts, worded and detailed as kube-apiserver's."""
-    causes = [
-        {
-            "reason": "FieldManagerConflict",
-            "message": f"conflict with {_print_manager(e)}",
-            "field": path_string(p),
-        }
-        for e, p in conflicts
-    ]
-    if len(conflicts) == 1:
-        entry, path = conflicts[0]
-        message = (
-            f"Apply failed with 1 conflict: conflict with {_print_manager(entry)}: "
-            f"{path_string(path)}"
-        )
-    else:
-        by_manager: dict[str, list[Path]] = {}
-        for entry, path in conflicts:
-            by_manager.setdefault(_print_manager(entry), []).append(path)
-        lines: list[str] = []
-        for shown in sorted(by_manager):
-            lines.append(f"conflicts with {shown}:")
-            lines.extend(f"- {path_string(p)}" for p in by_manager[shown])
-        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return StatusError(409, "Conflict", message, {"causes": causes})
-
-
 def _gvknn(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     api_version = str(obj.get("apiVersion", ""))
@@ -242,6 +90,12 @@ def _gvknn(obj: Mapping[str, Any]) -> str:
         f"{meta.get('namespace', '')}/{meta.get('name', '')}; "
         f"{group}/{version}, Kind={obj.get('kind', '')}"
     )
+
+
+class _ConflictsError(NumaplaneError):
+    def __init__(self, conflicts: list[tuple[ManagedEntry, Path]]) -> None:
+        super().__init__("conflicts")
+        self.conflicts = conflicts
 
 
 def apply(
@@ -262,8 +116,13 @@ def apply(
     (as upstream) for a configuration that does not fit the schema's list keys. ``now`` is the
     RFC 3339 time written into the entry when the object changes. ``reset_fields`` are the
     field paths the strategy resets on this endpoint (``[("status",)]`` for the main resource of
-    a kind with a status subresource): applying them owns nothing and conflicts with nobody."""
-    keep = _reset_filter(reset_fields)
+    a kind with a status subresource): applying them owns nothing and conflicts with nobody.
+
+    As kube-apiserver's field manager: a live object nobody manages yet is first recorded as
+    written by ``before-first-apply``; for the manager ``kubectl`` (``kubectl apply
+    --server-side``), conflicts on fields of the object's client-side-apply annotation
+    (``kubectl.kubernetes.io/last-applied-configuration``) are taken over, and that annotation
+    is kept in step with the applied configuration."""
     meta = applied.get("metadata")
     if isinstance(meta, Mapping) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
@@ -271,15 +130,52 @@ def apply(
         managed = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
     except (ValueError, FieldPathError) as err:
         raise StatusError(500, "", f"failed to decode managed fields: {err}") from None
-    before = _without_managed(live)
-    base = before if before is not MISSING else {}
+    if live is not None and not managed:
+        entries = record_update(None, live, BEFORE_FIRST_APPLY, now, schema=schema)
+        managed = decode_managed_fields(entries)
+    keep = _reset_filter(reset_fields)
     try:
         config_set = keep(to_field_set(applied, schema))
-        merged = merge(base, copy.deepcopy(dict(applied)), schema)
+        merged = merge(
+            _without_managed(live) if live is not None else {},
+            copy.deepcopy(dict(applied)),
+            schema,
+        )
     except FieldPathError as err:
         raise StatusError(
             500, "", f"failed to create typed patch object ({_gvknn(applied)}): {err}"
         ) from None
+    args = (live, applied, merged, config_set, manager, managed, now, schema, subresource, keep)
+    try:
+        result = _apply_core(*args, force=force)
+    except _ConflictsError as found:
+        allowed = _last_applied_fields(live, schema) if manager == KUBECTL else None
+        remaining = [(e, p) for e, p in found.conflicts if allowed is None or p not in allowed]
+        if remaining:
+            raise conflict_error(remaining) from None
+        result = _apply_core(*args, force=True)
+    annotations = (result.get("metadata") or {}).get("annotations")
+    if manager == KUBECTL and isinstance(annotations, dict) and LAST_APPLIED in annotations:
+        annotations[LAST_APPLIED] = build_last_applied(applied)
+    return result
+
+
+def _apply_core(
+    live: Mapping[str, Any] | None,
+    applied: Mapping[str, Any],
+    merged: Any,
+    config_set: FieldSet,
+    manager: str,
+    managed: Managed,
+    now: str,
+    schema: Schema,
+    subresource: str,
+    keep: Callable[[FieldSet], FieldSet],
+    *,
+    force: bool,
+) -> dict[str, Any]:
+    managed = dict(managed)
+    base = _without_managed(live) if live is not None else {}
     version = str(applied.get("apiVersion", ""))
     entry = ManagedEntry(manager, "Apply", version, config_set, subresource=subresource)
     ident = entry.ident()
@@ -298,20 +194,44 @@ def apply(
             continue
         conflicts.extend((other, p) for p in sorted(other.fields & changed, key=path_string))
     if conflicts and not force:
-        raise conflict_error(conflicts)
+        raise _ConflictsError(conflicts)
     for other_id, other in list(managed.items()):
         if other_id != ident:
             managed[other_id] = replace(other, fields=other.fields - changed - removed)
-    managed = _drop_empty(managed, keep=ident)
+    managed = drop_empty(managed, keep=ident)
     managed = {i: replace(e, fields=e.fields - STRIPPED) for i, e in managed.items()}
     object_changed = not same_value(base, merged)
     if object_changed or managed[ident].time is None:
         managed[ident] = replace(managed[ident], time=now)
-    result: dict[str, Any] = merged if object_changed else copy.deepcopy(base)
+    result: dict[str, Any] = copy.deepcopy(merged) if object_changed else copy.deepcopy(base)
     result.setdefault("metadata", {})["managedFields"] = encode_managed_fields(
-        _cap_updaters(managed)
+        cap_updaters(managed)
     )
     return result
+
+
+def _last_applied_fields(live: Mapping[str, Any] | None, schema: Schema) -> FieldSet | None:
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED)
+    if not isinstance(text, str):
+        return None
+    try:
+        return to_field_set(json.loads(text), schema)
+    except (ValueError, FieldPathError):
+        return None
+
+
+def build_last_applied(applied: Mapping[str, Any]) -> str:
+    """The client-side-apply annotation for ``applied``: its JSON (keys sorted, HTML-safe as
+    Go's encoder writes it, a final newline) without the annotation itself."""
+    obj = copy.deepcopy(dict(applied))
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+        meta["annotations"].pop(LAST_APPLIED, None)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escaped)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
 
 
 def _prune(merged: Any, managed: Managed, last: FieldSet, schema: Schema) -> Any:
@@ -390,11 +310,11 @@ def record_update(
     version = str(new.get("apiVersion", ""))
     entry = ManagedEntry(manager, operation, version, taken, now, subresource)
     previous = managed.get(entry.ident())
-    managed = _drop_empty(managed)
+    managed = drop_empty(managed)
     if taken:
         fields = taken | previous.fields if previous is not None else taken
         managed[entry.ident()] = replace(entry, fields=fields)
     elif previous is not None and previous.fields:
         managed[entry.ident()] = previous
     managed = {i: replace(e, fields=e.fields - STRIPPED) for i, e in managed.items()}
-    return encode_managed_fields(_cap_updaters(_drop_empty(managed)))
+    return encode_managed_fields(cap_updaters(drop_empty(managed)))
