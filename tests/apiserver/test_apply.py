@@ -61,7 +61,7 @@ def test_apply_creates_and_records_the_documented_entry() -> None:
     ]
 
 
-DEPLOYMENT = {
+DEPLOYMENT: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Thing",
     "metadata": {"name": "d", "namespace": "default"},

@@ -16,6 +16,7 @@ ANCIENT_CHANGES: Final = "ancient-changes"
 
 
 def field_path(*names: str) -> Path:
+    """The path of nested fields ``names`` (``("metadata", "name")``)."""
     return tuple(("f", n) for n in names)
 
 
