@@ -116,10 +116,13 @@ def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
 
 
 def drop_empty(managed: Managed, keep: tuple[str, str, str, str] | None = None) -> Managed:
+    """``managed`` without the entries that own nothing (except ``keep``, an applier)."""
     return {i: e for i, e in managed.items() if e.fields or i == keep}
 
 
 def cap_updaters(managed: Managed) -> Managed:
+    """At most :data:`MAX_UPDATE_MANAGERS` ``Update`` entries: the oldest fold into an
+    ``ancient-changes`` entry per API version, as upstream's capManagersManager."""
     updaters = [i for i, e in managed.items() if e.operation == "Update"]
     if len(updaters) <= MAX_UPDATE_MANAGERS:
         return managed
@@ -144,6 +147,8 @@ def cap_updaters(managed: Managed) -> Managed:
 
 
 def print_manager(entry: ManagedEntry) -> str:
+    """A manager as conflicts name it: ``"m"``, ``"m" with subresource "status"``, and for an
+    updater `` using v1``."""
     shown = f'"{entry.manager}"'
     if entry.subresource:
         shown += f' with subresource "{entry.subresource}"'
