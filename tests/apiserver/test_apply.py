@@ -388,3 +388,64 @@ def test_last_applied_annotation_is_go_json() -> None:
     assert build_last_applied(obj) == (
         '{"kind":"K","metadata":{"annotations":{},"name":"a\\u003cb"}}\n'
     )
+
+
+def test_duplicate_keys_in_an_applied_configuration_are_refused() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "image": "a"}, {"name": "c", "image": "b"}]},
+    }
+    with pytest.raises(StatusError) as caught:
+        apply(None, pod, "m", False, T0)  # the Pod's schema comes from its apiVersion/kind
+    assert caught.value.message == (
+        "failed to create typed patch object (ns/p; /v1, Kind=Pod): "
+        '.spec.containers: duplicate entries for key [name="c"]'
+    )
+
+
+def test_custom_resource_create_owns_its_spec_node() -> None:
+    # A custom resource's zero object is empty, so its create owns `spec` itself too.
+    entries = record_update(None, copy.deepcopy(DEPLOYMENT), "creator", T0)
+    assert entries[0]["fieldsV1"] == {"f:spec": {".": {}, "f:paused": {}, "f:replicas": {}}}
+
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_CONFIGS = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("v1"),
+        "kind": st.just("Pod"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.just("p")},
+            optional={"labels": st.dictionaries(_NAMES, _NAMES, max_size=2)},
+        ),
+        "spec": st.fixed_dictionaries(
+            {
+                "containers": st.lists(
+                    st.fixed_dictionaries({"name": _NAMES, "image": _NAMES}),
+                    min_size=1,
+                    max_size=3,
+                    unique_by=lambda c: c["name"],
+                )
+            },
+            optional={"restartPolicy": _NAMES},
+        ),
+    }
+)
+
+
+@given(_CONFIGS, _CONFIGS)
+def test_apply_is_idempotent_and_owns_exactly_its_configuration(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    live = apply(None, first, "one", False, T0)
+    again = apply(live, first, "one", False, T1)
+    assert again == live  # nothing changed, not even the entry's time
+    moved = apply(live, second, "one", False, T2)
+    # With a single manager, re-applying a different configuration leaves exactly it.
+    fresh = apply(None, second, "one", False, T2)
+    assert {k: v for k, v in moved.items() if k != "metadata"} == {
+        k: v for k, v in fresh.items() if k != "metadata"
+    }
+    assert moved["metadata"].get("labels") == fresh["metadata"].get("labels")

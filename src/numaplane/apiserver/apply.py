@@ -51,12 +51,21 @@ from numaplane.apiserver.managedfields import (
     encode_managed_fields,
     field_path,
 )
-from numaplane.apiserver.patchmeta import UNKNOWN, Schema
+from numaplane.apiserver.patchmeta import Schema, builtin_schema
 from numaplane.errors import NumaplaneError
 
 BEFORE_FIRST_APPLY: Final = "before-first-apply"
 KUBECTL: Final = "kubectl"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def schema_of(obj: Mapping[str, Any]) -> Schema:
+    """The schema hint of a built-in kind from ``obj``'s ``apiVersion``/``kind`` (object
+    metadata only for other kinds): what :func:`apply` and :func:`record_update` use when the
+    caller passes none. Custom resources should pass their CRD's
+    (:func:`~numaplane.apiserver.patchmeta.custom_resource_schema`)."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return builtin_schema(group, str(obj.get("kind", "")))
 
 
 def _reset_filter(reset_fields: Sequence[Sequence[str]]) -> Callable[[FieldSet], FieldSet]:
@@ -105,7 +114,7 @@ def apply(
     force: bool,
     now: str,
     *,
-    schema: Schema = UNKNOWN,
+    schema: Schema | None = None,
     subresource: str = "",
     reset_fields: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
@@ -126,6 +135,8 @@ def apply(
     meta = applied.get("metadata")
     if isinstance(meta, Mapping) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
+    if schema is None:
+        schema = schema_of(applied)
     try:
         managed = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
     except (ValueError, FieldPathError) as err:
@@ -135,7 +146,7 @@ def apply(
         managed = decode_managed_fields(entries)
     keep = _reset_filter(reset_fields)
     try:
-        config_set = keep(to_field_set(applied, schema))
+        config_set = keep(to_field_set(applied, schema, allow_duplicates=False))
         merged = merge(
             _without_managed(live) if live is not None else {},
             copy.deepcopy(dict(applied)),
@@ -255,8 +266,8 @@ def _baseline(new: Mapping[str, Any], schema: Schema) -> dict[str, Any]:
     # What a create compares against: the zero object of the kind, whose struct fields are
     # present but empty (so creating a Pod does not own `spec` itself, as upstream).
     base: dict[str, Any] = {"metadata": {}}
-    for name in ("spec", "status"):
-        if name in schema.fields and name in new:
+    for name in schema.zero_fields:
+        if name in new:
             base[name] = {}
     return base
 
@@ -269,7 +280,7 @@ def record_update(
     *,
     operation: str = "Update",
     subresource: str = "",
-    schema: Schema = UNKNOWN,
+    schema: Schema | None = None,
     reset_fields: Sequence[Sequence[str]] = (),
 ) -> list[dict[str, Any]]:
     """The ``managedFields`` of ``new`` after a create (``old`` is ``None``), update or patch
@@ -278,6 +289,8 @@ def record_update(
     list resets them), as upstream; on a subresource they are ignored. ``reset_fields`` as for
     :func:`apply`."""
     keep = _reset_filter(reset_fields)
+    if schema is None:
+        schema = schema_of(new)
     live_entries = ((old or {}).get("metadata") or {}).get("managedFields")
     new_entries = (new.get("metadata") or {}).get("managedFields")
     try:
