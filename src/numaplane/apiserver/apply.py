@@ -82,12 +82,13 @@ def _reset_filter(reset_fields: Sequence[Sequence[str]]) -> Callable[[FieldSet],
 
 
 def _without_managed(obj: Mapping[str, Any] | None) -> Any:
+    # A shallow view: the walks never modify their inputs, and what apply returns is copied.
     if obj is None:
         return MISSING
-    out = copy.deepcopy(dict(obj))
+    out = dict(obj)
     meta = out.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     return out
 
 

@@ -57,8 +57,21 @@ def canonical(value: Any) -> str:
     return json.dumps(_normal(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _scalar_json(value: Any) -> str:
+    # canonical() of one value, without the generic walk for the common scalars.
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return canonical(value)
+
+
 def same_value(a: Any, b: Any) -> bool:
     """JSON equality (``true`` is not ``1``; ``1`` is ``1.0``)."""
+    if (type(a) is type(b) and isinstance(a, str | int | bool)) or a is None or b is None:
+        return a == b and type(a) is type(b)
     return canonical(a) == canonical(b)
 
 
@@ -75,26 +88,33 @@ def _is_map_entry(schema: Schema, key: str) -> bool:
     return key not in schema.fields and schema.elements is not None
 
 
+def _where(path: Path) -> str:
+    return f"{path_string(path)}: " if path else ""
+
+
 def item_element(item: Any, schema: Schema, index: int, path: Path = ()) -> PathElement:
     """The path element naming ``item`` (at ``index``) of the list at ``path``."""
-    where = f"{path_string(path)}: " if path else ""
     if schema.list_type == "map":
         if not isinstance(item, dict):
-            raise FieldPathError(f"{where}element {index}: expected map, got {_value_string(item)}")
-        key: dict[str, Any] = {}
-        for name in schema.map_keys:
+            raise FieldPathError(
+                f"{_where(path)}element {index}: expected map, got {_value_string(item)}"
+            )
+        parts: list[str] = []
+        for name in sorted(schema.map_keys):
             if name in item:
-                key[name] = item[name]
+                value = item[name]
             elif name in schema.key_defaults:
-                key[name] = schema.key_defaults[name]
+                value = schema.key_defaults[name]
             else:
                 raise FieldPathError(
-                    f"{where}element {index}: associative list with keys has an element that omits "
+                    f"{_where(path)}element {index}: associative list with keys has an element "
+                    "that omits "
                     f'key field "{name}" (and doesn\'t have default value)'
                 )
-        return ("k", canonical(key))
+            parts.append(f"{json.dumps(name, ensure_ascii=False)}:{_scalar_json(value)}")
+        return ("k", "{" + ",".join(parts) + "}")
     if schema.list_type == "set":
-        return ("v", canonical(item))
+        return ("v", _scalar_json(item))
     return ("i", index)
 
 
