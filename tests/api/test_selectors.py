@@ -365,3 +365,57 @@ def test_field_value_escaping_round_trips(value: str) -> None:
     selector = parse_field_selector("f=" + escape_field_value(value))
     assert selector.matches({"f": value})
     assert str(parse_field_selector(str(selector))) == str(selector)
+
+
+# apimachinery's TestSetSelectorParser inputs: which parse and which do not.
+UPSTREAM_VALID = [
+    "\rx",
+    "this-is-a-dns.domain.com/key-with-dash",
+    "this-is-another-dns.domain.com/key-with-dash in (so,what)",
+    "0.1.2.domain/99 notin (10.10.100.1, tick.tack.clock)",
+    "foo  in\t (abc)",
+    "x notin\n (abc)",
+    "x  notin\t\t\t(abc,def)",
+    "x in (abc,)",
+    "x in ()",
+    "x notin (abc,,def),bar,z in (),w",
+    "x,y in (a)",
+    "x<7",
+    "x=a,y!=b,z in (h,i,j)",
+    "x notin ( )",
+    "x notin (, a)",
+    "a ",
+    "a in (x,y,notin, z,in)",
+]
+UPSTREAM_INVALID = [
+    "x=a||y=b",
+    "x,,y",
+    ",x,y",
+    "x nott in (y)",
+    "a in (xyz),",
+    "a in (xyz)b notin ()",
+    "a in (xyz abc)",
+    "a notin(",
+    "a (",
+    "(",
+]
+
+
+@pytest.mark.parametrize("text", UPSTREAM_VALID, ids=repr)
+def test_upstream_valid_selectors_parse(text: str) -> None:
+    selector = parse_label_selector(text)
+    assert selector.requirements
+    assert str(parse_label_selector(str(selector))) == str(selector)
+
+
+@pytest.mark.parametrize("text", UPSTREAM_INVALID, ids=repr)
+def test_upstream_invalid_selectors_fail(text: str) -> None:
+    with pytest.raises(SelectorError):
+        parse_label_selector(text)
+
+
+def test_upstream_grammar_example_sorts_and_reads_keywords_as_values() -> None:
+    assert str(parse_label_selector("x notin (abc,,def),bar,z in (),w")) == (
+        "bar,w,x notin (,abc,def),z in ()"
+    )
+    assert str(parse_label_selector("a in (x,y,notin, z,in)")) == "a in (in,notin,x,y,z)"
