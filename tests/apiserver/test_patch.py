@@ -190,10 +190,25 @@ def test_merge_patch_follows_rfc7386(case: MergeCase) -> None:
     assert merge_patch(case.target, case.patch) == case.expected
 
 
-def test_merge_patch_errors() -> None:
+def test_undecodable_patches_are_worded_as_the_patch_handler_does() -> None:
+    strict_message = (
+        "error decoding patch: invalid character 'x' looking for beginning of object key string"
+    )
     with pytest.raises(StatusError) as caught:
-        merge_patch(CM, b"{nope")
+        merge_patch(CM, b"{x}")
+    assert (caught.value.code, caught.value.message) == (400, strict_message)
+    with pytest.raises(StatusError) as caught:
+        merge_patch(CM, b"{x}", field_validation="Ignore")
     assert (caught.value.code, caught.value.message) == (400, "Invalid JSON Patch")
+    with pytest.raises(StatusError) as caught:
+        json_patch(CM, b"[{x}]")
+    assert (caught.value.code, caught.value.message) == (400, strict_message)
+    with pytest.raises(StatusError) as caught:
+        json_patch(CM, b"[1,", field_validation="Ignore")
+    assert (caught.value.code, caught.value.message) == (400, "unexpected end of JSON input")
+
+
+def test_merge_patch_errors() -> None:
     with pytest.raises(StatusError) as caught:
         merge_patch(CM, b"[1]")
     assert caught.value.code == 400

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
+from numaplane.node.gojson import GoJSONError, parse_go_json
 
 DIRECTIVE: Final = "$patch"
 RETAIN_KEYS: Final = "$retainKeys"
@@ -81,6 +82,29 @@ def _bad_patch_type(directive: object, where: Mapping[str, Any]) -> StrategicPat
     return _internal(f"unknown patch type: {go_value(directive)} in map: {go_value(dict(where))}")
 
 
+class JSONBodyError(ValueError):
+    """A body that is not JSON; ``str()`` is Go's ``encoding/json`` syntax error."""
+
+
+def _reject_constant(name: str) -> Any:
+    # Go's JSON has no NaN or Infinity.
+    raise ValueError(name)
+
+
+def loads_go(body: bytes | str) -> Any:
+    """``body`` decoded as JSON, or :class:`JSONBodyError` worded as Go's decoder
+    (``invalid character 'x' looking for beginning of value``)."""
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        try:
+            parse_go_json(text)
+        except GoJSONError as err:
+            raise JSONBodyError(str(err)) from None
+        raise JSONBodyError("invalid character 'N' looking for beginning of value") from None
+
+
 def strategic_merge_patch(
     obj: Mapping[str, Any],
     patch: Mapping[str, Any] | bytes | str,
@@ -96,8 +120,8 @@ def strategic_merge_patch(
     """
     if isinstance(patch, bytes | str):
         try:
-            patch = json.loads(patch)
-        except ValueError as err:
+            patch = loads_go(patch)
+        except JSONBodyError as err:
             raise _bad_request(str(err)) from None
     if not isinstance(patch, Mapping):
         raise _bad_request(
