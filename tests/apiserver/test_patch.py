@@ -63,6 +63,11 @@ JSON_PATCH_CASES = [
         {**CM, "data": {"c": "v", "m": "v"}},
     ),
     JsonPatchCase("empty patch", "[]", CM),
+    JsonPatchCase(
+        "a missing value reads as null",
+        '[{"op":"add","path":"/data/n"}]',
+        {**CM, "data": {"k": "v", "n": None}},
+    ),
 ]
 
 
@@ -114,6 +119,13 @@ JSON_PATCH_ERRORS = [
     ),
     JsonPatchErrorCase(
         "unknown operation", '[{"op":"frob","path":"/a"}]', 422, REJECTED, "Unexpected kind: frob"
+    ),
+    JsonPatchErrorCase(
+        "move from a number",
+        '[{"op":"move","from":5,"path":"/data/k"}]',
+        422,
+        REJECTED,
+        "move operation does not apply: doc is missing from path: : missing value",
     ),
     JsonPatchErrorCase(
         "an object, not a list",

@@ -110,6 +110,13 @@ def _apply_one(doc: Any, op: dict[str, Any], kind: str) -> Any:
     path = op.get("path")
     if not isinstance(path, str):
         raise _invalid(f'{kind} operation does not apply: doc is missing path: "": missing value')
+    if kind in ("move", "copy") and not isinstance(op.get("from"), str):
+        raise _invalid(
+            f"{kind} operation does not apply: doc is missing from path: : missing value"
+        )
+    if kind in ("add", "replace", "test") and "value" not in op:
+        # evanphx/json-patch reads a missing value as null.
+        op = {**op, "value": None}
     try:
         return jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
     except jsonpatch.JsonPatchTestFailed:
