@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
+from numaplane.errors import NumaplaneError
 from numaplane.node.gojson import GoJSONError, parse_go_json
 
 DIRECTIVE: Final = "$patch"
@@ -82,7 +83,7 @@ def _bad_patch_type(directive: object, where: Mapping[str, Any]) -> StrategicPat
     return _internal(f"unknown patch type: {go_value(directive)} in map: {go_value(dict(where))}")
 
 
-class JSONBodyError(ValueError):
+class JSONBodyError(NumaplaneError):
     """A body that is not JSON; ``str()`` is Go's ``encoding/json`` syntax error."""
 
 
@@ -123,14 +124,28 @@ def strategic_merge_patch(
             patch = loads_go(patch)
         except JSONBodyError as err:
             raise _bad_request(str(err)) from None
+    if patch is None:
+        patch = {}  # Go decodes `null` into a map as no change
     if not isinstance(patch, Mapping):
         raise _bad_request(
-            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+            f"json: cannot unmarshal {_json_type(patch)} into Go value of type "
+            "map[string]interface {}"
         )
     if schema is None:
         schema = builtin_schema(*kind_key) if kind_key is not None else UNKNOWN
     merged = _merge_map(copy.deepcopy(dict(obj)), copy.deepcopy(dict(patch)), schema)
     return merged
+
+
+def _json_type(value: object) -> str:
+    # How Go's decoder names a JSON value it cannot put in a Go type.
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "string"
 
 
 def _kind(value: object) -> str:
