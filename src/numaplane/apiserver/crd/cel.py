@@ -33,6 +33,14 @@ from numaplane.apiserver.errors import OMIT, FieldError
 
 ROOT_PATH: Final = "<nil>"
 
+#: The ``reason`` values a rule may give (upstream's ``FieldValueErrorReason``).
+REASONS: Final = (
+    "FieldValueRequired",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueDuplicate",
+)
+
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 
 #: Property names CEL cannot spell as written, escaped as Kubernetes does.
@@ -123,14 +131,14 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
     try:
         program = _ENV.program(_ENV.compile(text), functions=cellib.FUNCTIONS)
     except Exception as exc:  # celpy raises its own parse errors and lark's
-        error = f"compilation failed: {_one_line(str(exc))}"
+        error = f"compilation failed: {_syntax_error(exc)}"
     if message_expression:
         try:
             message_program = _ENV.program(
                 _ENV.compile(message_expression), functions=cellib.FUNCTIONS
             )
         except Exception as exc:
-            error = error or f"messageExpression compilation failed: {_one_line(str(exc))}"
+            error = error or f"messageExpression compilation failed: {_syntax_error(exc)}"
     return CompiledRule(
         rule=text,
         message=str(raw.get("message", "") or ""),
@@ -143,6 +151,13 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
         message_program=message_program,
         error=error,
     )
+
+
+def _syntax_error(exc: BaseException) -> str:
+    # cel-go's shape (``ERROR: <input>:1:8: Syntax error: ...``); celpy knows where, not why.
+    line = getattr(exc, "line", None) or 1
+    column = getattr(exc, "column", None) or 1
+    return f"ERROR: <input>:{line}:{column}: Syntax error: unexpected input"
 
 
 def _one_line(text: str) -> str:
