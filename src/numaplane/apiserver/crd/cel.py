@@ -28,7 +28,13 @@ from celpy import celtypes
 
 from numaplane.apiserver.crd import cellib
 from numaplane.apiserver.crd.schema import Node
-from numaplane.apiserver.crd.validation import child_path, index_path
+from numaplane.apiserver.crd.validation import (
+    NO_OLD,
+    child_path,
+    correlate,
+    index_path,
+    json_equal,
+)
 from numaplane.apiserver.errors import OMIT, FieldError
 
 ROOT_PATH: Final = "<nil>"
@@ -265,68 +271,82 @@ def _string(node: Node | None, value: str) -> Any:
 # ---- evaluation ----------------------------------------------------------------------------
 
 
-_ABSENT: Final = object()
+@dataclass
+class _Pass:
+    """One validation: its errors, and each node's value converted once."""
+
+    compiled: CompiledRules
+    errs: list[FieldError] = field(default_factory=list)
+    converted: dict[tuple[int, int, bool], Any] = field(default_factory=dict)
+
+    def cel_value(self, node: Node, value: Any, resource: bool) -> Any:
+        key = (id(node), id(value), resource)
+        found = self.converted.get(key, _MISS)
+        if found is _MISS:
+            found = self.converted[key] = to_cel(node, value, resource=resource)
+        return found
+
+
+_MISS: Final = object()
 
 
 def validate(compiled: CompiledRules, new: Any, old: Any | None) -> list[FieldError]:
-    """The rule failures of ``new`` (an update when ``old`` is not ``None``)."""
+    """The rule failures of ``new`` (an update when ``old`` is not ``None``).
+
+    On update, a rule that does not read ``oldSelf`` is not evaluated where the value is
+    unchanged from the correlated old one (upstream's validation ratcheting)."""
     if compiled.empty:
         return []
-    errs: list[FieldError] = []
-    _walk(compiled, compiled.root, new, old if old is not None else _ABSENT, "", errs)
-    return errs
+    run = _Pass(compiled)
+    _walk(run, compiled.root, new, old if old is not None else NO_OLD, "")
+    return run.errs
 
 
-def _walk(
-    compiled: CompiledRules, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
-) -> None:
-    if id(node) not in compiled.has_rules_below or value is None:
+def _walk(run: _Pass, node: Node, value: Any, old: Any, path: str) -> None:
+    if id(node) not in run.compiled.has_rules_below or value is None:
         return
-    for rule in compiled.by_node.get(id(node), ()):
-        _run(rule, node, value, old, path, errs)
+    unchanged = old is not NO_OLD and json_equal(value, old)
+    for rule in run.compiled.by_node.get(id(node), ()):
+        if unchanged and not rule.transition:
+            continue
+        _run(run, rule, node, value, old, path)
     if isinstance(value, dict):
         for key in sorted(value):
             sub = node.child(key)
             if sub is None:
                 continue
-            old_sub = old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT
-            _walk(compiled, sub, value[key], old_sub, child_path(path, key), errs)
+            old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            _walk(run, sub, value[key], old_sub, child_path(path, key))
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
         for i, item in enumerate(value):
-            _walk(compiled, node.items, item, olds[i], index_path(path, i), errs)
+            _walk(run, node.items, item, olds[i], index_path(path, i))
 
 
 def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
-    if node.list_type != "map" or not isinstance(old, list) or not node.map_keys:
-        return [_ABSENT] * len(value)
-
-    def key(item: Any) -> tuple[Any, ...] | None:
-        if not isinstance(item, dict):
-            return None
-        return tuple(repr(item.get(k)) for k in node.map_keys)
-
-    by_key = {key(item): item for item in old if key(item) is not None}
-    return [by_key.get(key(item), _ABSENT) for item in value]
+    # Transition rules correlate only through map lists (upstream: a set or atomic list item
+    # has no identity to carry oldSelf across an update).
+    if node.list_type != "map":
+        return [NO_OLD] * len(value)
+    return correlate(node, value, old)
 
 
-def _run(
-    rule: CompiledRule, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
-) -> None:
+def _run(run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path: str) -> None:
+    errs = run.errs
     where = _with_field_path(path, rule.field_path)
     shown_type = node.type
     if rule.program is None:
         errs.append(FieldError("FieldValueInvalid", where, shown_type, rule.error))
         return
     root = not path
-    activation: dict[str, Any] = {"self": to_cel(node, value, resource=root)}
+    activation: dict[str, Any] = {"self": run.cel_value(node, value, root)}
     if rule.transition:
-        if old is _ABSENT:
+        if old is NO_OLD:
             if not rule.optional_old_self:
                 return
             activation["oldSelf"] = cellib.Optional(None)
         else:
-            converted = to_cel(node, old, resource=root)
+            converted = run.cel_value(node, old, root)
             activation["oldSelf"] = (
                 cellib.Optional(converted) if rule.optional_old_self else converted
             )

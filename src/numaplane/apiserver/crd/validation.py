@@ -98,15 +98,72 @@ def _type_name(node: Node) -> str:
     return "integer,string" if node.int_or_string else node.type
 
 
-def validate(node: Node, value: Any, path: str = "") -> list[FieldError]:
+class _NoOld:
+    def __repr__(self) -> str:
+        return "NO_OLD"
+
+
+#: "No old value at this path" (a create, or a new list item / field on update).
+NO_OLD: Final = _NoOld()
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Deep equality of JSON values where ``true`` is not ``1`` (Python's ``==`` says it is)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, dict):
+        return (
+            isinstance(right, dict)
+            and left.keys() == right.keys()
+            and all(json_equal(v, right[k]) for k, v in left.items())
+        )
+    if isinstance(left, list):
+        return (
+            isinstance(right, list)
+            and len(left) == len(right)
+            and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
+        )
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return bool(left == right)
+    return type(left) is type(right) and bool(left == right)
+
+
+def correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
+    """The old item of each item of ``value`` (:data:`NO_OLD` where none): ``map`` lists by
+    their keys, ``set`` lists by value; atomic lists do not correlate item by item."""
+    if not isinstance(old, list):
+        return [NO_OLD] * len(value)
+    if node.list_type == "map" and node.map_keys:
+
+        def key(item: Any) -> str | None:
+            if not isinstance(item, dict):
+                return None
+            return _canonical([item.get(k) for k in node.map_keys])
+
+        by_key = {key(item): item for item in old if key(item) is not None}
+        return [by_key.get(key(item), NO_OLD) for item in value]
+    if node.list_type == "set":
+        olds = {_canonical(item): item for item in old}
+        return [olds.get(_canonical(item), NO_OLD) for item in value]
+    return [NO_OLD] * len(value)
+
+
+def validate(node: Node, value: Any, path: str = "", old: Any = NO_OLD) -> list[FieldError]:
     """Field errors of ``value`` against ``node``, in kube-openapi's order (type, junctors,
-    string, format, number, array, enum, object)."""
+    string, format, number, array, enum, object).
+
+    With ``old`` (an update), errors in a part of the object that is unchanged from the
+    correlated old value are not reported (upstream's CRD validation ratcheting, on by default
+    since Kubernetes 1.30): tightening a schema does not block unrelated updates.
+    """
     errs: list[FieldError] = []
-    _validate(node, value, path, errs)
+    _validate(node, value, path, errs, old)
     return errs
 
 
-def _validate(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
+def _validate(node: Node, value: Any, path: str, errs: list[FieldError], old: Any = NO_OLD) -> None:
+    if old is not NO_OLD and json_equal(value, old):
+        return
     kind = json_type(value)
     raw = node.raw
     name = path
@@ -127,10 +184,10 @@ def _validate(node: Node, value: Any, path: str, errs: list[FieldError]) -> None
     if kind in ("integer", "number"):
         _number(raw, value, name, errs)
     if kind == "array":
-        _array(node, value, path, errs)
+        _array(node, value, path, errs, old)
     _enum(raw, value, path, errs)
     if kind == "object":
-        _object(node, value, path, errs)
+        _object(node, value, path, errs, old)
 
 
 def _type_invalid(path: str, node: Node, kind: str) -> FieldError:
@@ -252,11 +309,12 @@ def _number(raw: Mapping[str, Any], value: float, path: str, errs: list[FieldErr
             )
 
 
-def _array(node: Node, value: list[Any], path: str, errs: list[FieldError]) -> None:
+def _array(node: Node, value: list[Any], path: str, errs: list[FieldError], old: Any) -> None:
     raw = node.raw
     if node.items is not None:
+        olds = correlate(node, value, old)
         for i, item in enumerate(value):
-            _validate(node.items, item, index_path(path, i), errs)
+            _validate(node.items, item, index_path(path, i), errs, olds[i])
     size = len(value)
     if "minItems" in raw and size < raw["minItems"]:
         errs.append(
@@ -288,7 +346,9 @@ def _enum(raw: Mapping[str, Any], value: Any, path: str, errs: list[FieldError])
     errs.append(not_supported(path, value, shown))
 
 
-def _object(node: Node, value: Mapping[str, Any], path: str, errs: list[FieldError]) -> None:
+def _object(
+    node: Node, value: Mapping[str, Any], path: str, errs: list[FieldError], old: Any
+) -> None:
     raw = node.raw
     count = len(value)
     if "maxProperties" in raw and count > raw["maxProperties"]:
@@ -309,7 +369,8 @@ def _object(node: Node, value: Mapping[str, Any], path: str, errs: list[FieldErr
         if sub is None:
             sub = node.additional
         if sub is not None:
-            _validate(sub, value[key], child_path(path, key), errs)
+            old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            _validate(sub, value[key], child_path(path, key), errs, old_sub)
 
 
 def _canonical(value: Any) -> str:
@@ -470,3 +531,31 @@ FORMATS: Final[dict[str, Callable[[str], bool]]] = {
     "duration": lambda v: v in ("0", "") or _DURATION.match(v) is not None,
     "password": lambda _v: True,
 }
+
+
+def embedded_errors(node: Node, value: Any, path: str = "") -> list[FieldError]:
+    """``x-kubernetes-embedded-resource`` objects need ``apiVersion`` and ``kind`` (upstream's
+    ``objectmeta.Validate``)."""
+    errs: list[FieldError] = []
+    _embedded(node, value, path, errs)
+    return errs
+
+
+def _embedded(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
+    if isinstance(value, dict):
+        if node.embedded:
+            for key in ("apiVersion", "kind"):
+                here = child_path(path, key)
+                if key not in value:
+                    errs.append(required(here, "must not be empty"))
+                elif not isinstance(value[key], str):
+                    errs.append(invalid_value(here, value[key], "must be a string"))
+                elif not value[key]:
+                    errs.append(invalid_value(here, value[key], "must not be empty"))
+        for key in sorted(value):
+            sub = node.child(key)
+            if sub is not None:
+                _embedded(sub, value[key], child_path(path, key), errs)
+    elif isinstance(value, list) and node.items is not None:
+        for i, item in enumerate(value):
+            _embedded(node.items, item, index_path(path, i), errs)
