@@ -6,7 +6,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-import celpy
 import pytest
 from celpy import celtypes
 
@@ -307,9 +306,10 @@ EXPR_CASES = [
 def test_library(case: ExprCase) -> None:
     rule = cel.compile_rule({"rule": case.expr})
     assert rule.program is not None, rule.error
-    bindings = {k: celpy.json_to_cel(v) for k, v in case.bindings.items()}
+    bindings = {k: cel.to_cel(None, v) for k, v in case.bindings.items()}
     result = rule.program.evaluate(bindings)
     if isinstance(case.result, list):
+        assert isinstance(result, list)
         assert list(result) == case.result
     else:
         assert result == case.result
