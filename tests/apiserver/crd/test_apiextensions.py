@@ -32,6 +32,15 @@ def test_defaulting_fills_names_and_conversion() -> None:
     assert crd["spec"]["conversion"] == {"strategy": "None"}
 
 
+def test_undefaulted_names_are_accepted() -> None:
+    crd = widget_crd()
+    del crd["spec"]["names"]["singular"]
+    del crd["spec"]["names"]["listKind"]
+    assert validate_crd(crd) == []
+    accepted = crd_status(crd, now=NOW)["acceptedNames"]
+    assert (accepted["singular"], accepted["listKind"]) == ("widget", "WidgetList")
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def change(crd: dict[str, Any]) -> None:
         *parents, last = path.split(".")

@@ -10,6 +10,7 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
@@ -98,7 +99,13 @@ def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -
     """Upstream's ``ValidateCustomResourceDefinition`` (and ``...Update`` with ``old``): the
     name is ``<plural>.<group>``, group, scope, names, versions (unique, exactly one storage),
     each version's schema structural with compilable rules and valid defaults, printer
-    columns, subresources, conversion, stored versions."""
+    columns, subresources, conversion, stored versions.
+
+    ``crd`` is checked as :func:`default_crd` leaves it (upstream validates decoded, so
+    defaulted, objects): a definition without ``singular`` or ``listKind`` is not refused."""
+    defaulted = copy.deepcopy(dict(crd))
+    default_crd(defaulted)
+    crd = defaulted
     meta = crd.get("metadata") or {}
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
@@ -400,16 +407,22 @@ def _condition(
 def crd_status(
     crd: Mapping[str, Any],
     *,
-    now: str,
+    now: str = "",
     others: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The status the naming and establishing controllers give ``crd``: ``acceptedNames``,
     conditions ``NamesAccepted`` and ``Established`` (False with ``NameConflict`` /
     ``NotAccepted`` when another CRD of the group holds the plural or kind), and
-    ``storedVersions`` (the old ones plus the storage version). ``now`` is an RFC 3339 time;
-    a condition whose status does not change keeps its ``lastTransitionTime``."""
+    ``storedVersions`` (the old ones plus the storage version). ``now`` is an RFC 3339 time
+    (the current time when empty); a condition whose status does not change keeps its
+    ``lastTransitionTime``."""
+    now = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     spec = crd.get("spec") or {}
     names = dict(spec.get("names") or {})
+    kind = str(names.get("kind", ""))
+    if kind:
+        names.setdefault("singular", kind.lower())
+        names.setdefault("listKind", f"{kind}List")
     old_status = crd.get("status") or {}
     old_conditions = list(old_status.get("conditions") or ())
     group = spec.get("group", "")

@@ -257,7 +257,8 @@ def crd_resource_infos(
 ) -> list[ResourceInfo]:
     """One :class:`ResourceInfo` per served version of ``crd`` (storage version noted).
 
-    ``extra`` carries ``schema`` (the version's raw ``openAPIV3Schema``), ``scale`` (the scale
+    ``extra`` carries ``schema`` and ``openapi_schema`` (the version's raw
+    ``openAPIV3Schema``, for OpenAPI and ``kubectl explain``), ``scale`` (the scale
     subresource's paths, or ``None``), ``crd`` (the CRD's name) and ``prune`` (a function
     pruning an object in place and returning the unknown-field paths).
     """
@@ -306,6 +307,7 @@ def crd_resource_infos(
                 storage_version=storage,
                 extra={
                     "schema": (version.get("schema") or {}).get("openAPIV3Schema"),
+                    "openapi_schema": (version.get("schema") or {}).get("openAPIV3Schema"),
                     "scale": compiled.scale,
                     "crd": (crd.get("metadata") or {}).get("name", ""),
                     "prune": strategy.prune,
