@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.celcheck import undefined_fields
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
 from numaplane.apiserver.errors import (
@@ -242,6 +243,7 @@ def _schema_errors(
 
 def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
+    nodes = {id(node.raw): node for node in parse(schema).walk()}
     for sub, sub_path in _walk_raw(schema, path):
         for i, raw in enumerate(sub.get("x-kubernetes-validations") or ()):
             rule = cel.compile_rule(raw)
@@ -250,6 +252,11 @@ def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
                 errs.append(required(f"{rule_path}.rule"))
             elif rule.error:
                 errs.append(invalid_value(f"{rule_path}.rule", rule.rule, rule.error))
+            else:
+                tree = cel.parse_rule(rule.rule)
+                for problem in undefined_fields(tree, nodes[id(sub)], root=sub is schema):
+                    detail = f"compilation failed: {problem}"
+                    errs.append(invalid_value(f"{rule_path}.rule", rule.rule, detail))
             if raw.get("message") is not None and not str(raw["message"]).strip():
                 errs.append(
                     required(f"{rule_path}.message", "message must be non-empty if specified")

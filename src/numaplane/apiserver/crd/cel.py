@@ -127,6 +127,14 @@ class CompiledRules:
 _ENV: Final = celpy.Environment()
 
 
+def parse_rule(text: str) -> Any:
+    """The parse tree of a rule (``CompileError`` worded as cel-go when it does not parse)."""
+    try:
+        return _ENV.compile(text)
+    except Exception as exc:  # celpy raises its own parse errors and lark's
+        raise CompileError(f"compilation failed: {_syntax_error(exc)}") from None
+
+
 def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
     """One rule dict compiled; a syntax error is kept in ``error`` (the rule then fails)."""
     text = str(raw.get("rule", ""))
