@@ -124,6 +124,18 @@ CASES = [
         ),
     ),
     Case(
+        "rule on an undeclared field",
+        _set(
+            "spec.versions.0.schema.openAPIV3Schema.properties.spec.x-kubernetes-validations.0",
+            {"rule": "self.colour == 'red'"},
+        ),
+        (
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]"
+            ".rule: Invalid value: \"self.colour == 'red'\": compilation failed: ERROR: "
+            "<input>:1:5: undefined field 'colour'",
+        ),
+    ),
+    Case(
         "bad default",
         _set(
             "spec.versions.2.schema.openAPIV3Schema.properties",

@@ -291,6 +291,10 @@ EXPR_CASES = [
         True,
     ),
     ExprCase("isIP('1.2.3') || isCIDR('1.2.3.4')", False),
+    ExprCase("format.dns1123Label().validate('ok-name').hasValue()", False),
+    ExprCase("format.named('dns1123Subdomain').value().validate('a.b').hasValue()", False),
+    ExprCase("format.dns1035Label().validate('9x').value().size()", 1),
+    ExprCase("format.named('nope').hasValue()", False),
     ExprCase("{'a': 1} == {'a': 1.0} && [1, [2]] == [1, [2]]", True),
     ExprCase("1 in [1.0, 2]", True),
     ExprCase(

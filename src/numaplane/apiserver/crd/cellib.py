@@ -35,19 +35,7 @@ def fail(message: str) -> CELEvalError:
     return CELEvalError(message)
 
 
-class Optional:
-    """``optional.of(v)`` / ``optional.none()``: what ``oldSelf`` is under ``optionalOldSelf``."""
-
-    def __init__(self, value: Any) -> None:
-        """``value`` is ``None`` for an absent optional."""
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Optional):
-            return equal(self.value, other.value)
-        return False
-
-    __hash__ = None  # type: ignore[assignment]
+Optional = k8s.Optional
 
 
 def _has_value(opt: Any) -> celtypes.BoolType:
@@ -465,4 +453,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "containsCIDR": k8s.cidr_contains_cidr,
     "prefixLength": k8s.cidr_prefix_length,
     "masked": k8s.cidr_masked,
+    "named": k8s.format_named,
+    "validate": k8s.format_validate,
+    **k8s.FORMAT_FUNCTIONS,
 }

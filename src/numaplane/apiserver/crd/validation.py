@@ -226,7 +226,8 @@ def _junctor_error(path: str, detail: str) -> FieldError:
 
 @lru_cache(maxsize=512)
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    # RE2's \d, \w and \s are ASCII-only; Python's are Unicode unless told otherwise.
+    return re.compile(pattern, re.ASCII)
 
 
 def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError]) -> None:
