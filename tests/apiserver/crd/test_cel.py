@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from celpy import celtypes
 
-from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd import cel, celvalues
 from numaplane.apiserver.crd.schema import parse
 
 STRING = {"type": "string"}
@@ -310,7 +310,7 @@ EXPR_CASES = [
 def test_library(case: ExprCase) -> None:
     rule = cel.compile_rule({"rule": case.expr})
     assert rule.program is not None, rule.error
-    bindings = {k: cel.to_cel(None, v) for k, v in case.bindings.items()}
+    bindings = {k: celvalues.to_cel(None, v) for k, v in case.bindings.items()}
     result = rule.program.evaluate(bindings)
     if isinstance(case.result, list):
         assert isinstance(result, list)
@@ -337,7 +337,7 @@ def test_library_errors(expr: str, message: str) -> None:
 
 
 def test_escape_names() -> None:
-    assert [cel.escape_name(n) for n in ("a-b", "a.b", "a/b", "a__b", "namespace", "ok")] == [
+    assert [celvalues.escape_name(n) for n in ("a-b", "a.b", "a/b", "a__b", "namespace", "ok")] == [
         "a__dash__b",
         "a__dot__b",
         "a__slash__b",

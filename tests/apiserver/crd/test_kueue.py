@@ -12,7 +12,7 @@ import pytest
 import yaml
 from celpy import celtypes
 
-from numaplane.apiserver.crd import cel, crd_resource_infos, crd_status, validate_crd
+from numaplane.apiserver.crd import cel, celvalues, crd_resource_infos, crd_status, validate_crd
 from numaplane.apiserver.crd.schema import Node, parse
 from numaplane.apiserver.errors import invalid
 from numaplane.apiserver.resource import ResourceInfo
@@ -96,7 +96,7 @@ def test_every_rule_compiles_and_evaluates(crds: list[dict[str, Any]]) -> None:
                     rule = cel.compile_rule(raw)
                     assert rule.error == "", (crd["metadata"]["name"], raw["rule"])
                     assert rule.program is not None
-                    value = cel.to_cel(node, sample(node), resource=node is root)
+                    value = celvalues.to_cel(node, sample(node), resource=node is root)
                     activation = {"self": value}
                     if rule.transition:
                         activation["oldSelf"] = value

@@ -27,14 +27,10 @@ import celpy
 from celpy import celtypes
 
 from numaplane.apiserver.crd import cellib
+from numaplane.apiserver.crd.celvalues import to_cel
+from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
+from numaplane.apiserver.crd.paths import child_path, index_path
 from numaplane.apiserver.crd.schema import Node
-from numaplane.apiserver.crd.validation import (
-    NO_OLD,
-    child_path,
-    correlate,
-    index_path,
-    json_equal,
-)
 from numaplane.apiserver.errors import OMIT, FieldError
 
 ROOT_PATH: Final = "<nil>"
@@ -48,42 +44,6 @@ REASONS: Final = (
 )
 
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
-
-#: Property names CEL cannot spell as written, escaped as Kubernetes does.
-_RESERVED: Final = frozenset(
-    {
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    }
-)
-
-
-def escape_name(name: str) -> str:
-    """A property name as CEL sees it (``__dash__``, ``__dot__``, ``__slash__``, reserved words
-    as ``__name__``, ``__`` as ``__underscores__``)."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    escaped = name.replace("__", "__underscores__")
-    return escaped.replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
 
 
 class CompileError(ValueError):
@@ -197,83 +157,6 @@ def compile_schema(root: Node) -> CompiledRules:
 
     visit(root)
     return CompiledRules(root, by_node, frozenset(below))
-
-
-# ---- values --------------------------------------------------------------------------------
-
-
-class SetList(celtypes.ListType):
-    """A ``set`` or ``map`` list: equal to another with the same items in any order."""
-
-    unordered = True
-
-    def __eq__(self, other: object) -> bool:
-        return cellib.equal(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not cellib.equal(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-#: What CEL sees of ``metadata`` at the root and in embedded resources (upstream's schema for
-#: them declares only these).
-_VISIBLE_META: Final = ("name", "generateName")
-
-
-def to_cel(node: Node | None, value: Any, *, resource: bool = False) -> Any:
-    """A JSON value as the CEL value Kubernetes binds for a field of schema ``node``;
-    ``resource`` for the object's root, whose ``metadata`` shows only name and generateName."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return celtypes.BoolType(value)
-    if isinstance(value, int):
-        if node is not None and node.type == "number":
-            return celtypes.DoubleType(float(value))
-        return celtypes.IntType(value)
-    if isinstance(value, float):
-        if node is not None and node.type == "integer" and value.is_integer():
-            return celtypes.IntType(int(value))
-        return celtypes.DoubleType(value)
-    if isinstance(value, str):
-        return _string(node, value)
-    if isinstance(value, list):
-        items = node.items if node is not None else None
-        converted = [to_cel(items, v) for v in value]
-        if node is not None and node.list_type in ("set", "map"):
-            return SetList(converted)
-        return celtypes.ListType(converted)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        resource = resource or (node is not None and node.embedded)
-        for key, sub in value.items():
-            if resource and key == "metadata" and isinstance(sub, dict):
-                meta = {k: celtypes.StringType(v) for k, v in sub.items() if k in _VISIBLE_META}
-                out[celtypes.StringType("metadata")] = celtypes.MapType(
-                    {celtypes.StringType(k): v for k, v in meta.items()}
-                )
-                continue
-            prop = node.properties.get(key) if node is not None else None
-            if prop is not None:
-                out[celtypes.StringType(escape_name(key))] = to_cel(prop, sub)
-            else:
-                extra = node.additional if node is not None else None
-                out[celtypes.StringType(key)] = to_cel(extra, sub)
-        return celtypes.MapType(out)
-    return value
-
-
-def _string(node: Node | None, value: str) -> Any:
-    fmt = node.raw.get("format", "") if node is not None else ""
-    try:
-        if fmt in ("date-time", "datetime"):
-            return celtypes.TimestampType(value)
-        if fmt == "duration":
-            return celtypes.DurationType(value)
-    except (ValueError, TypeError):
-        pass
-    return celtypes.StringType(value)
 
 
 # ---- evaluation ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import lark
 
-from numaplane.apiserver.crd.cel import escape_name
+from numaplane.apiserver.crd.celvalues import escape_name
 from numaplane.apiserver.crd.schema import Node, parse
 
 _MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})

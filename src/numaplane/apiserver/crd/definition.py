@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
+from numaplane.apiserver.crd.listtype import list_errors
 from numaplane.apiserver.crd.printer import CRDTablePrinter, find, parse_jsonpath, text_of
 from numaplane.apiserver.crd.pruning import prune, prune_nulls
 from numaplane.apiserver.crd.schema import Node, parse
-from numaplane.apiserver.crd.validation import NO_OLD, embedded_errors, list_errors, validate
+from numaplane.apiserver.crd.validation import embedded_errors, validate
 from numaplane.apiserver.errors import FieldError, forbidden_field, invalid_value, required
 from numaplane.apiserver.resource import ALL_VERBS, Object, ResourceInfo
 
