@@ -136,6 +136,42 @@ CASES = [
         ),
     ),
     Case(
+        "map list key neither required nor defaulted",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "l": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["k"],
+                    "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items.properties[k].default: "
+            "Required value: this property is in x-kubernetes-list-map-keys, so it must have a "
+            "default or be a required property",
+        ),
+    ),
+    Case(
+        "set of granular objects",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "s": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "set",
+                    "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[s].items.x-kubernetes-map-type: "
+            "Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set",
+        ),
+    ),
+    Case(
         "bad default",
         _set(
             "spec.versions.2.schema.openAPIV3Schema.properties",
