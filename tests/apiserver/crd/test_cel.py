@@ -34,6 +34,8 @@ def schema(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
             },
         },
         "labels": {"type": "object", "additionalProperties": STRING},
+        "data": {"type": "string", "format": "byte"},
+        "since": {"type": "string", "format": "date-time"},
     }
     return {
         "type": "object",
@@ -151,6 +153,13 @@ CASES = [
         "number field is a double",
         schema([{"rule": "type(self.ratio) == double && self.ratio == 2"}]),
         obj(ratio=2),
+    ),
+    Case(
+        "byte and date-time formats are bytes and timestamps",
+        schema(
+            [{"rule": "size(self.data) == 3 && self.since < timestamp('2025-01-01T00:00:00Z')"}]
+        ),
+        obj(data="YWJj", since="2024-06-01T00:00:00Z"),
     ),
     Case(
         "additionalProperties as a map",

@@ -3,6 +3,8 @@ over them."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Final
 
 from celpy import celtypes
@@ -116,7 +118,9 @@ def _string(node: Node | None, value: str) -> Any:
             return celtypes.TimestampType(value)
         if fmt == "duration":
             return celtypes.DurationType(value)
-    except (ValueError, TypeError):
+        if fmt == "byte":
+            return celtypes.BytesType(base64.b64decode(value, validate=True))
+    except (ValueError, TypeError, binascii.Error):
         pass
     return celtypes.StringType(value)
 
