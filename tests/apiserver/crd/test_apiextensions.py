@@ -172,6 +172,27 @@ CASES = [
         ),
     ),
     Case(
+        "transition rule inside an atomic list",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "l": {
+                    "type": "array",
+                    "items": {
+                        "type": "string",
+                        "x-kubernetes-validations": [{"rule": "self == oldSelf"}],
+                    },
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items.x-kubernetes-"
+            'validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the '
+            "uncorrelatable portion of the schema within "
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items",
+        ),
+    ),
+    Case(
         "bad default",
         _set(
             "spec.versions.2.schema.openAPIV3Schema.properties",

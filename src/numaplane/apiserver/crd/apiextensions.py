@@ -243,10 +243,19 @@ def _schema_errors(
 def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     nodes = {id(node.raw): node for node in parse(schema).walk()}
-    for sub, sub_path in _walk_raw(schema, path):
+    for sub, sub_path, uncorrelated in _walk_correlated(schema, path, ""):
         for i, raw in enumerate(sub.get("x-kubernetes-validations") or ()):
             rule = cel.compile_rule(raw)
             rule_path = f"{sub_path}.x-kubernetes-validations[{i}]"
+            if rule.transition and uncorrelated:
+                errs.append(
+                    invalid_value(
+                        f"{rule_path}.rule",
+                        rule.rule,
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema "
+                        f"within {uncorrelated}",
+                    )
+                )
             if not rule.rule:
                 errs.append(required(f"{rule_path}.rule"))
             elif rule.error:
@@ -275,14 +284,26 @@ def _default_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
 
 
 def _walk_raw(schema: Mapping[str, Any], path: str) -> list[tuple[Mapping[str, Any], str]]:
-    out = [(schema, path)]
+    return [(sub, sub_path) for sub, sub_path, _ in _walk_correlated(schema, path, "")]
+
+
+def _walk_correlated(
+    schema: Mapping[str, Any], path: str, uncorrelated: str
+) -> list[tuple[Mapping[str, Any], str, str]]:
+    # Each node with its path and, when an ancestor is a list other than a map list (whose
+    # items have no identity across an update), that list's items path.
+    out = [(schema, path, uncorrelated)]
     for name, sub in (schema.get("properties") or {}).items():
         if isinstance(sub, Mapping):
-            out.extend(_walk_raw(sub, f"{path}.properties[{name}]"))
-    for key in ("items", "additionalProperties"):
-        sub = schema.get(key)
-        if isinstance(sub, Mapping):
-            out.extend(_walk_raw(sub, f"{path}.{key}"))
+            out.extend(_walk_correlated(sub, f"{path}.properties[{name}]", uncorrelated))
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        here = f"{path}.items"
+        lost = uncorrelated or ("" if schema.get("x-kubernetes-list-type") == "map" else here)
+        out.extend(_walk_correlated(items, here, lost))
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        out.extend(_walk_correlated(additional, f"{path}.additionalProperties", uncorrelated))
     return out
 
 
