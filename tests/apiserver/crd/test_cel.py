@@ -33,7 +33,13 @@ def schema(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
                 "x-kubernetes-validations": extra.pop("item_rules", []),
             },
         },
-        "labels": {"type": "object", "additionalProperties": STRING},
+        "labels": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "string",
+                "x-kubernetes-validations": extra.pop("labels_rules", []),
+            },
+        },
         "data": {"type": "string", "format": "byte"},
         "since": {"type": "string", "format": "date-time"},
     }
@@ -153,6 +159,17 @@ CASES = [
         "number field is a double",
         schema([{"rule": "type(self.ratio) == double && self.ratio == 2"}]),
         obj(ratio=2),
+    ),
+    Case(
+        "a map entry is named by key",
+        schema(
+            [],
+            **{
+                "labels_rules": [{"rule": "self != 'bad'", "message": "no bad values"}],
+            },
+        ),
+        obj(labels={"x": "ok", "y": "bad"}),
+        errors=('spec.labels[y]: Invalid value: "string": no bad values',),
     ),
     Case(
         "byte and date-time formats are bytes and timestamps",

@@ -29,7 +29,7 @@ from celpy import celtypes
 from numaplane.apiserver.crd import cellib
 from numaplane.apiserver.crd.celvalues import to_cel
 from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
-from numaplane.apiserver.crd.paths import child_path, index_path
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import OMIT, FieldError
 
@@ -207,7 +207,8 @@ def _walk(run: _Pass, node: Node, value: Any, old: Any, path: str) -> None:
             if sub is None:
                 continue
             old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
-            _walk(run, sub, value[key], old_sub, child_path(path, key))
+            here = field_path(path, key, key in node.properties)
+            _walk(run, sub, value[key], old_sub, here)
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
         for i, item in enumerate(value):

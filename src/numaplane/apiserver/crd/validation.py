@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.crd.correlation import NO_OLD, canonical, correlate, json_equal
 from numaplane.apiserver.crd.formats import FORMATS
-from numaplane.apiserver.crd.paths import child_path, index_path
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import (
     OMIT,
@@ -334,7 +334,8 @@ def _embedded(node: Node, value: Any, path: str, errs: list[FieldError]) -> None
         for key in sorted(value):
             sub = node.child(key)
             if sub is not None:
-                _embedded(sub, value[key], child_path(path, key), errs)
+                here = field_path(path, key, key in node.properties)
+                _embedded(sub, value[key], here, errs)
     elif isinstance(value, list) and node.items is not None:
         for i, item in enumerate(value):
             _embedded(node.items, item, index_path(path, i), errs)
