@@ -41,6 +41,10 @@ def schema(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
             },
         },
         "data": {"type": "string", "format": "byte"},
+        "words": {
+            "type": "array",
+            "items": {"type": "string", "x-kubernetes-validations": extra.pop("word_rules", [])},
+        },
         "since": {"type": "string", "format": "date-time"},
     }
     return {
@@ -263,6 +267,26 @@ CASES = [
         obj(count=1),
     ),
     Case(
+        "an evaluation error is not ratcheted",
+        schema([{"rule": "self.name == 'x'", "message": "m"}]),
+        obj(count=1),
+        obj(count=1),
+        errors=('spec: Invalid value: "object": no such key: name evaluating rule: m',),
+    ),
+    Case(
+        "an atomic list's items ratchet with the list",
+        schema([], word_rules=[{"rule": "self != 'bad'", "message": "no bad words"}]),
+        obj(words=["bad"], count=2),
+        obj(words=["bad"], count=1),
+    ),
+    Case(
+        "a changed atomic list checks every item",
+        schema([], word_rules=[{"rule": "self != 'bad'", "message": "no bad words"}]),
+        obj(words=["bad", "good"]),
+        obj(words=["bad"]),
+        errors=('spec.words[0]: Invalid value: "string": no bad words',),
+    ),
+    Case(
         "changed value is checked",
         schema([{"rule": "self.count > 5", "message": "too small"}]),
         obj(count=2),
@@ -351,7 +375,6 @@ def test_library(case: ExprCase) -> None:
     [
         ("'abc'.charAt(5)", "index out of range: 5"),
         ("quantity('x')", "quantities must match the regular expression"),
-        ("'x' < 1", "no such overload"),
     ],
 )
 def test_library_errors(expr: str, message: str) -> None:
@@ -360,6 +383,14 @@ def test_library_errors(expr: str, message: str) -> None:
     assert len(errors) == 1
     assert errors[0].startswith(f'spec: Invalid value: "object": {message}')
     assert errors[0].endswith("evaluating rule: m")
+
+
+def test_runtime_overload_error() -> None:
+    raw = schema([{"rule": "'x' < 1", "message": "m"}])
+    assert run(raw, obj()) == [
+        "spec: Invalid value: \"object\": 'no such overload': call arguments did not match a "
+        "supported operator, function or macro signature for rule: m"
+    ]
 
 
 def test_escape_names() -> None:
