@@ -171,6 +171,7 @@ class _Pass:
     converted: dict[tuple[int, int, bool], Any] = field(default_factory=dict)
 
     def cel_value(self, node: Node, value: Any, resource: bool) -> Any:
+        """``value`` (under ``node``) as a CEL value, converted once per pass."""
         key = (id(node), id(value), resource)
         found = self.converted.get(key, _MISS)
         if found is _MISS:

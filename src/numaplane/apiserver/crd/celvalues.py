@@ -126,6 +126,7 @@ def _string(node: Node | None, value: str) -> Any:
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is a CEL number (int, uint or double; a bool is not)."""
     return isinstance(
         value, celtypes.IntType | celtypes.UintType | celtypes.DoubleType | int | float
     ) and not isinstance(value, bool | celtypes.BoolType)
