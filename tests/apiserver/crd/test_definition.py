@@ -221,3 +221,16 @@ def test_default_age_column() -> None:
 def test_selectable_fields() -> None:
     fields = widget_info().field_set(widget(color="blue"))
     assert fields == {"metadata.name": "w", "metadata.namespace": "default", "spec.color": "blue"}
+
+
+def test_deprecated_version_warning() -> None:
+    crd = widget_crd()
+    crd["spec"]["versions"][1]["deprecated"] = True
+    infos = {i.version: i for i in crd_resource_infos(crd)}
+    assert (
+        infos["v1beta1"].extra["deprecation_warning"] == "example.com/v1beta1 Widget is deprecated"
+    )
+    assert infos["v1"].extra["deprecation_warning"] is None
+    crd["spec"]["versions"][1]["deprecationWarning"] = "use v1"
+    infos = {i.version: i for i in crd_resource_infos(crd)}
+    assert infos["v1beta1"].extra["deprecation_warning"] == "use v1"

@@ -252,6 +252,16 @@ def _field_set(
     return fields
 
 
+def _deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str | None:
+    # The Warning header upstream sends for a deprecated version: its own text, or the default.
+    if not version.get("deprecated", False):
+        return None
+    custom = version.get("deprecationWarning")
+    if custom:
+        return str(custom)
+    return f"{group}/{version.get('name', '')} {kind} is deprecated"
+
+
 def crd_resource_infos(
     crd: Mapping[str, Any],
     *,
@@ -261,8 +271,10 @@ def crd_resource_infos(
 
     ``extra`` carries ``schema`` and ``openapi_schema`` (the version's raw
     ``openAPIV3Schema``, for OpenAPI and ``kubectl explain``), ``scale`` (the scale
-    subresource's paths, or ``None``), ``crd`` (the CRD's name) and ``prune`` (a function
-    pruning an object in place and returning the unknown-field paths).
+    subresource's paths, or ``None``), ``crd`` (the CRD's name), ``prune`` (a function
+    pruning an object in place and returning the unknown-field paths), ``deprecated`` and
+    ``deprecation_warning`` (the ``Warning`` header text for a deprecated version, else
+    ``None``).
     """
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
@@ -314,7 +326,7 @@ def crd_resource_infos(
                     "crd": (crd.get("metadata") or {}).get("name", ""),
                     "prune": strategy.prune,
                     "deprecated": bool(version.get("deprecated", False)),
-                    "deprecation_warning": version.get("deprecationWarning"),
+                    "deprecation_warning": _deprecation(group, kind, version),
                 },
             )
         )
