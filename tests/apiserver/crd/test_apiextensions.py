@@ -213,6 +213,14 @@ CASES = [
         ),
     ),
     Case(
+        "printer column path outside the JSONPath subset",
+        _set("spec.versions.0.additionalPrinterColumns.0.jsonPath", ".spec.a[x]"),
+        (
+            "spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: "
+            '".spec.a[x]": must be a valid JSON path: unsupported JSONPath element [x]',
+        ),
+    ),
+    Case(
         "kind and listKind",
         _set("spec.names.listKind", "Widget"),
         ('spec.names.listKind: Invalid value: "Widget": kind and listKind may not be the same',),

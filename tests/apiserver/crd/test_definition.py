@@ -234,3 +234,10 @@ def test_deprecated_version_warning() -> None:
     crd["spec"]["versions"][1]["deprecationWarning"] = "use v1"
     infos = {i.version: i for i in crd_resource_infos(crd)}
     assert infos["v1beta1"].extra["deprecation_warning"] == "use v1"
+
+
+def test_unparsable_column_path_prints_empty_cells() -> None:
+    crd = widget_crd()
+    crd["spec"]["versions"][0]["additionalPrinterColumns"][1]["jsonPath"] = ".spec.color[x]"
+    info = next(i for i in crd_resource_infos(crd) if i.version == "v1")
+    assert info.table.row(widget(replicas=2), 0.0)[:3] == ["w", 2, None]

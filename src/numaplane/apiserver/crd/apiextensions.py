@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.celcheck import undefined_fields
+from numaplane.apiserver.crd.printer import JSONPathError, parse_jsonpath
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
 from numaplane.apiserver.errors import (
@@ -213,6 +214,13 @@ def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
         errs.extend(_schema_errors(schema, schema_path, version))
     for i, column in enumerate(version.get("additionalPrinterColumns") or ()):
         errs.extend(_column_errors(column, f"{path}.additionalPrinterColumns[{i}]"))
+    for i, selectable in enumerate(version.get("selectableFields") or ()):
+        json_path = str(selectable.get("jsonPath", "") or "")
+        here = f"{path}.selectableFields[{i}].jsonPath"
+        if not json_path:
+            errs.append(required(here))
+        else:
+            errs.extend(_json_path_errors(json_path, here))
     scale = (version.get("subresources") or {}).get("scale")
     if isinstance(scale, Mapping):
         errs.extend(_scale_errors(scale, f"{path}.subresources.scale"))
@@ -321,9 +329,22 @@ def _column_errors(column: Mapping[str, Any], path: str) -> list[FieldError]:
     fmt = column.get("format", "")
     if fmt and fmt not in PRINTER_COLUMN_FORMATS:
         errs.append(not_supported(f"{path}.format", fmt, sorted(PRINTER_COLUMN_FORMATS)))
-    if not column.get("jsonPath"):
+    json_path = str(column.get("jsonPath", "") or "")
+    if not json_path:
         errs.append(required(f"{path}.jsonPath"))
+    else:
+        errs.extend(_json_path_errors(json_path, f"{path}.jsonPath"))
     return errs
+
+
+def _json_path_errors(json_path: str, path: str) -> list[FieldError]:
+    try:
+        parse_jsonpath(json_path)
+    except JSONPathError as exc:
+        return [invalid_value(path, json_path, f"must be a valid JSON path: {exc}")]
+    if not json_path.startswith("."):
+        return [invalid_value(path, json_path, "must be a simple json path starting with .")]
+    return []
 
 
 def _scale_errors(scale: Mapping[str, Any], path: str) -> list[FieldError]:

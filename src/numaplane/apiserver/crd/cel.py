@@ -32,6 +32,7 @@ from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
 from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import OMIT, FieldError
+from numaplane.errors import NumaplaneError
 
 ROOT_PATH: Final = "<nil>"
 
@@ -46,7 +47,7 @@ REASONS: Final = (
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 
 
-class CompileError(ValueError):
+class CompileError(NumaplaneError):
     """A rule that does not compile, worded as upstream's ``compilation failed: ...``."""
 
 

@@ -27,7 +27,13 @@ from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
 from numaplane.apiserver.crd.listtype import list_errors
-from numaplane.apiserver.crd.printer import CRDTablePrinter, find, parse_jsonpath, text_of
+from numaplane.apiserver.crd.printer import (
+    CRDTablePrinter,
+    JSONPathError,
+    find,
+    parse_jsonpath,
+    text_of,
+)
 from numaplane.apiserver.crd.pruning import prune, prune_nulls
 from numaplane.apiserver.crd.schema import Node, parse
 from numaplane.apiserver.crd.validation import embedded_errors, validate
@@ -252,6 +258,19 @@ def _field_set(
     return fields
 
 
+def _selectable(version: Mapping[str, Any]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    # selectableFields as (field label, parsed path); a path outside the subset is left out
+    # (validate_crd refuses such a definition; this keeps a stored one from breaking serving).
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for entry in version.get("selectableFields") or ():
+        path = str(entry.get("jsonPath", ""))
+        try:
+            out.append((path.lstrip("."), parse_jsonpath(path)))
+        except JSONPathError:
+            continue
+    return tuple(out)
+
+
 def _deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str | None:
     # The Warning header upstream sends for a deprecated version: its own text, or the default.
     if not version.get("deprecated", False):
@@ -298,10 +317,7 @@ def crd_resource_infos(
         subresources = tuple(
             s for s in ("status", "scale") if s in (version.get("subresources") or {})
         )
-        selectable = tuple(
-            (str(f["jsonPath"]).lstrip("."), parse_jsonpath(str(f["jsonPath"])))
-            for f in version.get("selectableFields") or ()
-        )
+        selectable = _selectable(version)
         infos.append(
             ResourceInfo(
                 group=group,
