@@ -221,6 +221,39 @@ CASES = [
         ),
     ),
     Case(
+        "keyword of the wrong JSON type",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"n": {"type": "string", "maxLength": "5"}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[n].maxLength: Invalid value: "
+            '"5": must be a non-negative integer',
+        ),
+    ),
+    Case(
+        "pattern that does not compile",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"n": {"type": "string", "pattern": "a("}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[n].pattern: Invalid value: "
+            '"a(": must be a valid regular expression, but isn\'t',
+        ),
+    ),
+    Case(
+        "uniqueItems",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"l": {"type": "array", "uniqueItems": True, "items": {"type": "string"}}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].uniqueItems: Forbidden: "
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ),
+    ),
+    Case(
         "kind and listKind",
         _set("spec.names.listKind", "Widget"),
         ('spec.names.listKind: Invalid value: "Widget": kind and listKind may not be the same',),

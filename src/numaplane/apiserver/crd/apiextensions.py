@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.celcheck import undefined_fields
+from numaplane.apiserver.crd.keywords import keyword_errors
 from numaplane.apiserver.crd.printer import JSONPathError, parse_jsonpath
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
@@ -230,6 +231,10 @@ def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
 def _schema_errors(
     schema: Mapping[str, Any], path: str, version: Mapping[str, Any]
 ) -> list[FieldError]:
+    errs = [e for sub, sub_path in _walk_raw(schema, path) for e in keyword_errors(sub, sub_path)]
+    if errs:
+        # A schema whose keywords do not even have their types cannot be read further.
+        return errs
     errs = structural_errors(schema, path)
     if errs:
         return errs
