@@ -1,7 +1,7 @@
-"""The CustomResourceDefinition object itself: defaulting (:func:`default_crd`), validation
-(:func:`validate_crd`, upstream's ``pkg/apis/apiextensions/validation``) and status
-(:func:`crd_status`, the naming and establishing controllers' conditions and
-``storedVersions``). The kinds that serve ``customresourcedefinitions`` call these.
+"""The CustomResourceDefinition object itself: defaulting (:func:`default_crd`) and validation
+(:func:`validate_crd`, upstream's ``pkg/apis/apiextensions/validation``); its status is
+:func:`numaplane.apiserver.crd.status.crd_status`. The kinds that serve
+``customresourcedefinitions`` call these.
 """
 
 from __future__ import annotations
