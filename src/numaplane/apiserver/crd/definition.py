@@ -6,10 +6,11 @@ prunes unknown fields, applies the schema's defaults, and validates with the ver
 
 Versions and conversion: a CRD with several served versions and no conversion webhook has
 conversion strategy ``None``, as upstream: objects are stored at the storage version and served
-at every version unchanged except ``apiVersion`` (nothing else is converted; fields a version's
-schema does not know are pruned when an object is written through that version, and each
-version's own defaults and validation apply to writes through it). A ``Webhook`` strategy is
-served the same way (no webhook is called).
+at every version unchanged except ``apiVersion``. Nothing else is converted: a write through a
+version is pruned, defaulted and validated with that version's schema, then stored as it is
+under the storage version's ``apiVersion``; upstream also prunes with the storage version's
+schema when it reads an object back (the storage version's ``extra["prune"]`` does that for a
+caller that wants it). A ``Webhook`` strategy is served the same way (no webhook is called).
 
 Compiled schemas are cached per CRD (uid, generation), so a registry may rebuild its infos on
 every CRD event without recompiling CEL rules.
