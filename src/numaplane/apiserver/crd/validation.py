@@ -112,7 +112,9 @@ def _validate(node: Node, value: Any, path: str, errs: list[FieldError], old: An
     if not _type_ok(node, kind):
         errs.append(_type_invalid(path, node, kind))
         # kube-openapi goes on with the validators that apply to the value's own kind; the
-        # enum check is the one that still fires.
+        # junctors and the enum are the ones that still fire.
+        if node.has_junctors:
+            _junctors(node, value, path, errs)
         _enum(raw, value, path, errs)
         return
     if node.has_junctors:
@@ -138,28 +140,44 @@ def _type_invalid(path: str, node: Node, kind: str) -> FieldError:
 
 
 def _junctors(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
-    shown = path or "."
-    for sub in node.all_of:
-        sub_errs = validate(sub, value, path)
-        if sub_errs:
-            errs.extend(sub_errs)
+    # go-openapi's order (anyOf, oneOf, allOf, not) and wording. These composite errors are
+    # not field-level validation errors upstream, so they report at the nil path with an
+    # empty value: `<nil>: Invalid value: "": "spec.x" must validate ...`.
+    quoted = json.dumps(path)
+    if node.any_of:
+        results = [validate(sub, value, path) for sub in node.any_of]
+        if all(results):
+            errs.append(_composite(f"{quoted} must validate at least one schema (anyOf)"))
+            errs.extend(_closest(results))
+    if node.one_of:
+        results = [validate(sub, value, path) for sub in node.one_of]
+        valid = sum(1 for r in results if not r)
+        if valid != 1:
+            found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
             errs.append(
-                _junctor_error(path, f"{shown} in {_IN} must validate all the schemas (allOf)")
+                _composite(f"{quoted} must validate one and only one schema (oneOf). {found}")
             )
-    if node.any_of and all(validate(sub, value, path) for sub in node.any_of):
-        errs.append(
-            _junctor_error(path, f"{shown} in {_IN} must validate at least one schema (anyOf)")
-        )
-    if node.one_of and sum(1 for sub in node.one_of if not validate(sub, value, path)) != 1:
-        errs.append(
-            _junctor_error(path, f"{shown} in {_IN} must validate one and only one schema (oneOf)")
-        )
+            if valid == 0:
+                errs.extend(_closest(results))
+    if node.all_of:
+        results = [validate(sub, value, path) for sub in node.all_of]
+        for result in results:
+            errs.extend(result)
+        valid = sum(1 for r in results if not r)
+        if valid != len(results):
+            none = ". None validated" if valid == 0 else ""
+            errs.append(_composite(f"{quoted} must validate all the schemas (allOf){none}"))
     if node.not_ is not None and not validate(node.not_, value, path):
-        errs.append(_junctor_error(path, f"{shown} in {_IN} must not validate the schema (not)"))
+        errs.append(_composite(f"{quoted} must not validate the schema (not)"))
 
 
-def _junctor_error(path: str, detail: str) -> FieldError:
-    return invalid_value(path, "", detail)
+def _closest(results: list[list[FieldError]]) -> list[FieldError]:
+    # go-openapi reports the failing branch that matched best; the one with fewest errors.
+    return sorted(results, key=len)[0]
+
+
+def _composite(detail: str) -> FieldError:
+    return invalid_value("<nil>", "", detail)
 
 
 def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError]) -> None:
