@@ -9,11 +9,11 @@ everything else is pure.
 
 from __future__ import annotations
 
-import datetime
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -146,6 +146,11 @@ class Authenticator:
     ca_cert: x509.Certificate
     tokens: Mapping[str, UserInfo]
     service_accounts: TokenValidator | None = None
+    # DER -> (user or None, not before, not after): a client sends the same certificate on
+    # every request, and its signature needs checking once.
+    _verified: dict[bytes, tuple[UserInfo | None, float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def create(
@@ -192,34 +197,50 @@ class Authenticator:
     def certificate_user(self, der: bytes, now: float) -> UserInfo | None:
         """The user a client certificate names, when it verifies: signed by the CA, within its
         validity, usable for client authentication (Go's ``x509.Verify`` with ``ClientAuth``)."""
-        try:
-            cert = x509.load_der_x509_certificate(der)
-        except ValueError:
-            return None
-        if cert.issuer != self.ca_cert.subject:
-            return None
-        try:
-            cert.verify_directly_issued_by(self.ca_cert)
-        except (ValueError, TypeError, InvalidSignature):
-            return None
-        moment = datetime.datetime.fromtimestamp(now, datetime.UTC)
-        if not cert.not_valid_before_utc <= moment <= cert.not_valid_after_utc:
-            return None
-        try:
-            usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
-        except x509.ExtensionNotFound:
-            usages = None
-        if usages is not None and not (
-            ExtendedKeyUsageOID.CLIENT_AUTH in usages
-            or ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE in usages
-        ):
-            return None
-        common = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-        name = str(common[0].value) if common else ""
-        if not name:
-            # Upstream's CommonNameUserConversion: a certificate without a CN names nobody.
-            return None
-        groups = tuple(
-            str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
-        )
-        return UserInfo(name=name, groups=groups)
+        known = self._verified.get(der)
+        if known is None:
+            if len(self._verified) >= _CERT_CACHE_SIZE:
+                self._verified.clear()
+            known = self._verified[der] = _verify_certificate(self.ca_cert, der)
+        user, not_before, not_after = known
+        return user if not_before <= now <= not_after else None
+
+
+_CERT_CACHE_SIZE: Final = 1024
+
+
+def _verify_certificate(
+    ca_cert: x509.Certificate, der: bytes
+) -> tuple[UserInfo | None, float, float]:
+    """The user of a client certificate and its validity window (no user: it does not verify,
+    whenever it is presented)."""
+    never: tuple[UserInfo | None, float, float] = (None, 0.0, -1.0)
+    try:
+        cert = x509.load_der_x509_certificate(der)
+    except ValueError:
+        return never
+    if cert.issuer != ca_cert.subject:
+        return never
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        return never
+    try:
+        usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        usages = None
+    if usages is not None and not (
+        ExtendedKeyUsageOID.CLIENT_AUTH in usages
+        or ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE in usages
+    ):
+        return never
+    common = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    name = str(common[0].value) if common else ""
+    if not name:
+        # Upstream's CommonNameUserConversion: a certificate without a CN names nobody.
+        return never
+    groups = tuple(
+        str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+    )
+    window = (cert.not_valid_before_utc.timestamp(), cert.not_valid_after_utc.timestamp())
+    return UserInfo(name=name, groups=groups), *window

@@ -239,25 +239,46 @@ def _binding(obj: Mapping[str, Any], kind: str) -> _Binding:
     )
 
 
-def _compile(list_objects: ListObjects) -> _Policy:
+_RBAC_RESOURCES: Final = (CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS)
+
+
+def _list_all(list_objects: ListObjects) -> dict[str, list[Object]]:
+    return {resource: list_objects(resource) for resource in _RBAC_RESOURCES}
+
+
+def _fingerprint(listed: Mapping[str, list[Object]]) -> tuple[object, ...]:
+    """What identifies a state of the RBAC objects: each object's resourceVersion (the store
+    replaces an object on every write, never mutates it, so its identity stands in when there
+    is no resourceVersion)."""
+    out: list[object] = []
+    for resource in _RBAC_RESOURCES:
+        for obj in listed[resource]:
+            meta = _meta(obj)
+            out.append(
+                (meta.get("namespace"), meta.get("name"), meta.get("resourceVersion"), id(obj))
+            )
+        out.append(resource)
+    return tuple(out)
+
+
+def _compile(listed: Mapping[str, list[Object]]) -> _Policy:
     policy = _Policy()
-    cluster_roles = list_objects(CLUSTER_ROLES)
-    by_name = _by_name(cluster_roles)
+    by_name = _by_name(listed[CLUSTER_ROLES])
     for name, role in by_name.items():
         policy.cluster_roles[name] = _aggregate(role, by_name, ())
-    for role in list_objects(ROLES):
+    for role in listed[ROLES]:
         meta = _meta(role)
         policy.roles[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = _own_rules(role)
     bindings = sorted(
-        (_binding(b, "ClusterRoleBinding") for b in list_objects(CLUSTER_ROLE_BINDINGS)),
+        (_binding(b, "ClusterRoleBinding") for b in listed[CLUSTER_ROLE_BINDINGS]),
         key=lambda b: b.name,
     )
     policy.cluster_bindings = bindings
-    for obj in list_objects(ROLE_BINDINGS):
+    for obj in listed[ROLE_BINDINGS]:
         binding = _binding(obj, "RoleBinding")
         policy.bindings.setdefault(binding.namespace, []).append(binding)
-    for listed in policy.bindings.values():
-        listed.sort(key=lambda b: b.name)
+    for in_namespace in policy.bindings.values():
+        in_namespace.sort(key=lambda b: b.name)
     return policy
 
 
@@ -308,14 +329,20 @@ class RBACAuthorizer:
     ) -> None:
         self._list_objects = list_objects
         self._revision = revision
-        self._cached: tuple[int, _Policy] | None = None
+        self._cached_rv: int | None = None
+        self._cached: tuple[tuple[object, ...], _Policy] | None = None
 
     def _policy(self) -> _Policy:
-        if self._revision is None:
-            return _compile(self._list_objects)
-        rv = self._revision()
-        if self._cached is None or self._cached[0] != rv:
-            self._cached = (rv, _compile(self._list_objects))
+        rv = None if self._revision is None else self._revision()
+        if self._cached is not None and rv is not None and rv == self._cached_rv:
+            return self._cached[1]
+        # The revision is the whole store's: most writes touch no RBAC object, and listing
+        # four small resources costs far less than compiling (aggregation) again.
+        listed = _list_all(self._list_objects)
+        fingerprint = _fingerprint(listed)
+        if self._cached is None or self._cached[0] != fingerprint:
+            self._cached = (fingerprint, _compile(listed))
+        self._cached_rv = rv
         return self._cached[1]
 
     def role_reference_rules(

@@ -299,3 +299,38 @@ def _validate_legacy(token: str, claims: Mapping[str, Any], lookup: Lookup) -> U
         groups=service_account_groups(namespace),
         uid=sa_uid,
     )
+
+
+def _b64url_uint(value: int) -> str:
+    raw = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def openid_configuration(signer: TokenSigner) -> Object:
+    """``/.well-known/openid-configuration``: the ServiceAccount issuer's discovery document,
+    its ``jwks_uri`` the issuer's host with ``/openid/v1/jwks`` (no
+    ``--service-account-jwks-uri``)."""
+    scheme, sep, rest = signer.issuer.partition("://")
+    host = rest.split("/", 1)[0]
+    base = f"{scheme}{sep}{host}" if sep else signer.issuer.rstrip("/")
+    return {
+        "issuer": signer.issuer,
+        "jwks_uri": f"{base}/openid/v1/jwks",
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+    }
+
+
+def jwks(signer: TokenSigner) -> Object:
+    """``/openid/v1/jwks``: the verification key as a JSON Web Key Set."""
+    numbers = signer.public_key.public_numbers()
+    key = {
+        "use": "sig",
+        "kty": "RSA",
+        "kid": signer.key_id,
+        "alg": "RS256",
+        "n": _b64url_uint(numbers.n),
+        "e": _b64url_uint(numbers.e),
+    }
+    return {"keys": [key]}
