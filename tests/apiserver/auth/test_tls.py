@@ -14,17 +14,30 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from numaplane.apiserver.auth.authn import Authenticator
 from numaplane.apiserver.auth.pki import Pki, ensure_pki, server_ssl_context, write_kubeconfig
+from numaplane.apiserver.auth.serviceaccount import TokenSigner
+from numaplane.apiserver.auth.tokenrequest import issue_token
+from numaplane.apiserver.user import UserInfo
+
+Object = dict[str, Any]
 
 pytestmark = [
     pytest.mark.timeout(60),
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
+
+
+_SA: Object = {"metadata": {"name": "robot", "namespace": "team", "uid": "u-robot"}}
+
+
+def _lookup(resource: str, namespace: str, name: str) -> Object | None:
+    return _SA if (resource, namespace, name) == ("serviceaccounts", "team", "robot") else None
 
 
 @dataclass
@@ -44,12 +57,16 @@ class _Control:
 
 
 def _serve(pki: Pki, control: _Control) -> None:
-    auth = Authenticator.create(pki.ca_cert_pem)
+    auth = Authenticator.create(
+        pki.ca_cert_pem,
+        tokens={"static-token": UserInfo("bob")},
+        signer=TokenSigner(pki.sa_key_pem),
+    )
 
     async def version(request: web.Request) -> web.Response:
         ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
         der = ssl_object.getpeercert(binary_form=True) if ssl_object else None
-        user = auth.authenticate(der, request.headers.get("Authorization"), "c", lambda *_: None)
+        user = auth.authenticate(der, request.headers.get("Authorization"), "c", _lookup)
         if user is None:
             return web.json_response({"kind": "Status", "code": 401}, status=401)
         return web.json_response({"major": "1", "minor": "32", "gitVersion": user.name})
@@ -105,6 +122,23 @@ def test_kubectl_uses_the_admin_kubeconfig(server: Server, tmp_path: Path) -> No
     done = _kubectl(path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["gitVersion"] == "kubernetes-admin"
+
+
+@pytest.mark.parametrize("kind", ["service account token", "static token"])
+def test_kubectl_authenticates_with_a_bearer_token(
+    server: Server, tmp_path: Path, kind: str
+) -> None:
+    if kind == "static token":
+        token, user = "static-token", "bob"
+    else:
+        signer = TokenSigner(server.pki.sa_key_pem)
+        answer = issue_token(signer, "c", "team", "robot", {}, _lookup)
+        token, user = answer["status"]["token"], "system:serviceaccount:team:robot"
+    path = tmp_path / "token.kubeconfig"
+    write_kubeconfig(path, server.url, server.pki, "c", "robot", token=token)
+    done = _kubectl(path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["gitVersion"] == user
 
 
 def test_localhost_is_in_the_serving_certificate(server: Server, tmp_path: Path) -> None:
