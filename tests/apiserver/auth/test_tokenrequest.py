@@ -228,3 +228,21 @@ def test_issuer_discovery_documents_verify_issued_tokens(signer: TokenSigner) ->
         options={"verify_exp": False, "verify_iat": False, "verify_nbf": False},
     )
     assert claims["sub"] == "system:serviceaccount:ns:sa"
+
+
+def test_kubectl_create_token_body(signer: TokenSigner) -> None:
+    # What `kubectl create token sa` sends: every field, unset ones null.
+    body = {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": {"audiences": None, "expirationSeconds": None, "boundObjectRef": None},
+        "status": {"token": "", "expirationTimestamp": None},
+    }
+    out = _issue(signer, body)
+    assert out["spec"] == {
+        "audiences": ["https://kubernetes.default.svc.cluster.local"],
+        "expirationSeconds": 3600,
+    }
+    assert out["metadata"]["creationTimestamp"] == "2027-01-15T08:00:00Z"
+    assert out["status"]["token"].count(".") == 2
