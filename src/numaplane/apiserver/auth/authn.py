@@ -28,30 +28,51 @@ class TokenFileError(NumaplaneError):
     """A ``--token-auth-file`` that cannot be used; one line naming the file."""
 
 
+def _csv_error(path: str, start: int, line: int, column: int, what: str) -> TokenFileError:
+    """Go's ``csv.ParseError`` text, naming the file."""
+    where = f"parse error on line {line}, column {column}: {what}"
+    if start != line:
+        where = f"record on line {start}; {where}"
+    return TokenFileError(f"{path}: {where}")
+
+
+def _column(text: str, pos: int) -> int:
+    """The 1-based byte column of ``text[pos]`` in its line, as Go counts it."""
+    return len(text[text.rfind("\n", 0, pos) + 1 : pos].encode()) + 1
+
+
+_QUOTE_ERROR: Final = 'extraneous or missing " in quoted-field'
+
+
 def _csv_records(text: str, path: str) -> list[list[str]]:
     """Records of ``text`` read as Go's ``encoding/csv`` reads them (the format of
     ``--token-auth-file``): fields split on commas, double-quoted fields with ``""`` escapes
-    (and line breaks) inside, blank lines skipped, and Go's parse errors."""
+    (and line breaks) inside, blank lines skipped, ``\r\n`` read as ``\n``, and Go's parse
+    errors with their line and column."""
+    text = text.replace("\r\n", "\n")
     records: list[list[str]] = []
     line, pos, n = 1, 0, len(text)
     while pos < n:
-        if text[pos] in "\r\n":
-            line += text[pos] == "\n"
+        if text[pos] == "\n":
+            line += 1
             pos += 1
             continue
         fields: list[str] = []
-        record_line = line
+        start = line
         while True:
-            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
             if pos < n and text[pos] == '"':
                 pos += 1
                 value: list[str] = []
                 while True:
                     if pos >= n:
-                        raise TokenFileError(
-                            f"{path}: parse error on line {record_line}, column {column}: "
-                            'extraneous or missing " in quoted-field'
-                        )
+                        # Go reports the last line it read, one past its last byte.
+                        if text.endswith("\n"):
+                            body = text[:-1]
+                            last = body[body.rfind("\n") + 1 :] + "\n"
+                            at_line, col = line - 1, len(last.encode()) + 1
+                        else:
+                            at_line, col = line, _column(text, pos)
+                        raise _csv_error(path, start, at_line, col, _QUOTE_ERROR)
                     ch = text[pos]
                     if ch == '"':
                         if pos + 1 < n and text[pos + 1] == '"':
@@ -63,22 +84,16 @@ def _csv_records(text: str, path: str) -> list[list[str]]:
                     line += ch == "\n"
                     value.append(ch)
                     pos += 1
-                if pos < n and text[pos] not in ",\r\n":
-                    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-                    raise TokenFileError(
-                        f"{path}: parse error on line {line}, column {col}: "
-                        'extraneous or missing " in quoted-field'
-                    )
+                if pos < n and text[pos] not in ",\n":
+                    # Go points at the closing quote that is followed by neither , nor a break.
+                    raise _csv_error(path, start, line, _column(text, pos - 1), _QUOTE_ERROR)
                 fields.append("".join(value))
             else:
                 end = pos
-                while end < n and text[end] not in ",\r\n":
+                while end < n and text[end] not in ",\n":
                     if text[end] == '"':
-                        col = end - (text.rfind("\n", 0, end) + 1) + 1
-                        raise TokenFileError(
-                            f"{path}: parse error on line {line}, column {col}: "
-                            'bare " in non-quoted-field'
-                        )
+                        col = _column(text, end)
+                        raise _csv_error(path, start, line, col, 'bare " in non-quoted-field')
                     end += 1
                 fields.append(text[pos:end])
                 pos = end
