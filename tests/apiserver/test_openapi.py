@@ -482,3 +482,26 @@ def test_strict_decoding_message() -> None:
     assert openapi.strict_decoding_message(["spec.foo", "spec.bar"]) == (
         'strict decoding error: unknown field "spec.foo", unknown field "spec.bar"'
     )
+
+
+def test_entry_points_share_documents_of_one_served_set() -> None:
+    first = openapi.documents_for(ALL)
+    assert openapi.documents_for(list(ALL)) is first
+    changed_schema = {**QUEUE_SCHEMA, "description": "changed"}
+    changed = [i for i in ALL if i is not QUEUES] + [
+        info(
+            "queues.example.com",
+            "v1beta1",
+            "queues",
+            "Queue",
+            False,
+            extra={"openapi_schema": changed_schema},
+        )
+    ]
+    assert openapi.documents_for(changed) is not first
+    found = openapi.openapi_v3_bytes(ALL, "apis/batch/v1")
+    assert found is not None
+    assert openapi.openapi_v3(ALL, "apis/batch/v1") == orjson.loads(found[0])
+    assert openapi.openapi_v3(ALL, "apis/apps/v1") is None
+    assert openapi.openapi_v3_index(ALL) == first.v3_root()
+    assert openapi.openapi_v2(ALL) == orjson.loads(openapi.openapi_v2_bytes(ALL)[0])

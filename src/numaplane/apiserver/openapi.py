@@ -29,7 +29,8 @@ schema is the CRD version's ``openAPIV3Schema``, which the CRD code hands over a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
@@ -37,6 +38,7 @@ import orjson
 from numaplane.apiserver.discovery import document_hash, versions_in_order
 from numaplane.apiserver.openapi_builtin import (
     KUBERNETES_VERSION,
+    OPENAPI_SCHEMA_KEY,
     V2_REF,
     V3_REF,
     Schema,
@@ -44,11 +46,28 @@ from numaplane.apiserver.openapi_builtin import (
     closure,
     definition_name,
     definition_v3,
+    is_custom,
 )
+from numaplane.apiserver.openapi_fields import strict_decoding_message, unknown_fields
 from numaplane.apiserver.openapi_paths import PathBuilder
 from numaplane.apiserver.resource import ResourceInfo
 
-OPENAPI_SCHEMA_KEY: Final = "openapi_schema"
+__all__ = [
+    "OPENAPI_SCHEMA_KEY",
+    "OpenAPIDocuments",
+    "custom_definition_name",
+    "custom_definitions",
+    "documents_for",
+    "is_custom",
+    "openapi_v2",
+    "openapi_v2_bytes",
+    "openapi_v3",
+    "openapi_v3_bytes",
+    "openapi_v3_index",
+    "strict_decoding_message",
+    "unknown_fields",
+]
+
 _META: Final = "io.k8s.apimachinery.pkg.apis.meta.v1."
 #: Definitions every group-version document carries (the bodies and answers of every endpoint).
 _ALWAYS: Final = (f"{_META}Status", f"{_META}DeleteOptions", f"{_META}Patch")
@@ -65,11 +84,6 @@ _API_CONVENTIONS: Final = (
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
 )
 V2_PROTOBUF: Final = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-
-
-def is_custom(info: ResourceInfo) -> bool:
-    """Whether ``info`` is a custom resource (its CRD handed over a schema)."""
-    return OPENAPI_SCHEMA_KEY in info.extra
 
 
 def custom_definition_name(group: str, version: str, kind: str) -> str:
@@ -267,93 +281,68 @@ class OpenAPIDocuments:
         return self._v2
 
 
-# --- strict field validation ----------------------------------------------------------------
+# --- per-request entry points ---------------------------------------------------------------
+
+_MEMO_SIZE: Final = 8
 
 
-def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Schema]) -> Mapping[str, Any]:
-    seen = 0
-    while seen < 32:
-        seen += 1
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith(V2_REF):
-            schema = defs.get(ref.removeprefix(V2_REF), {})
-            continue
-        all_of = schema.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1 and "properties" not in schema:
-            schema = all_of[0]
-            continue
-        break
-    return schema
+def _fingerprint(infos: Iterable[ResourceInfo]) -> bytes:
+    """A value key of what the documents depend on: names, scope, verbs, subresources and the
+    custom schemas (two registries serving the same thing share documents)."""
+    described = sorted(
+        (
+            i.group,
+            i.version,
+            i.resource,
+            i.kind,
+            i.namespaced,
+            sorted(i.verbs),
+            sorted(i.subresources),
+            i.extra.get(OPENAPI_SCHEMA_KEY) if is_custom(i) else False,
+        )
+        for i in infos
+    )
+    return hashlib.sha256(orjson.dumps(described, option=orjson.OPT_SORT_KEYS)).digest()
 
 
-def _walk(
-    schema: Mapping[str, Any],
-    value: Any,
-    path: str,
-    defs: Mapping[str, Schema],
-    out: list[str],
-) -> None:
-    schema = _resolve(schema, defs)
-    if schema.get("x-kubernetes-preserve-unknown-fields") is True:
-        return
-    if isinstance(value, dict):
-        props = schema.get("properties")
-        more = schema.get("additionalProperties")
-        embedded = schema.get("x-kubernetes-embedded-resource") is True
-        if props is None and not isinstance(more, dict) and not embedded:
-            return  # a free-form object (RawExtension, JSON, FieldsV1)
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if props is not None and key in props:
-                _walk(props[key], item, where, defs, out)
-            elif embedded and key in ("apiVersion", "kind"):
-                continue
-            elif embedded and key == "metadata":
-                _walk({"$ref": f"{V2_REF}{_META}ObjectMeta"}, item, where, defs, out)
-            elif isinstance(more, dict):
-                _walk(more, item, where, defs, out)
-            else:
-                out.append(where)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for index, item in enumerate(value):
-                _walk(items, item, f"{path}[{index}]", defs, out)
+_memo: dict[bytes, OpenAPIDocuments] = {}
 
 
-def unknown_fields(info: ResourceInfo, obj: Mapping[str, Any]) -> list[str]:
-    """The fields of ``obj`` its schema does not know, as strict decoding names them
-    (``spec.foo``, ``spec.containers[0].bar``, ``metadata.baz``), in document order.
-
-    The server words them ``strict decoding error: unknown field "spec.foo", unknown field
-    ...`` (400 under ``fieldValidation=Strict``, a warning each under ``Warn``). Built-in kinds
-    are checked against kube-apiserver's definitions; custom resources against their CRD
-    schema, honouring ``x-kubernetes-preserve-unknown-fields`` and embedded resources (the CRD
-    code's pruning gives the same answer for them). An unknown built-in kind has no unknown
-    fields.
-    """
-    defs = builtin_definitions()
-    if is_custom(info):
-        raw = info.extra.get(OPENAPI_SCHEMA_KEY)
-        top: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
-        if not top:
-            top["x-kubernetes-preserve-unknown-fields"] = True
-        props = dict(top.get("properties", {}))
-        props["metadata"] = {"$ref": f"{V2_REF}{_META}ObjectMeta"}
-        props.setdefault("apiVersion", {"type": "string"})
-        props.setdefault("kind", {"type": "string"})
-        top["properties"] = props
-        schema: Mapping[str, Any] = top
-    else:
-        name = definition_name(info.group, info.version, info.kind)
-        if name is None:
-            return []
-        schema = defs[name]
-    out: list[str] = []
-    _walk(schema, obj, "", defs, out)
-    return out
+def documents_for(infos: Iterable[ResourceInfo]) -> OpenAPIDocuments:
+    """The documents of ``infos``, shared with earlier calls for the same served set (a
+    bounded memo keyed by value, so a CRD change gives new documents and old sets age out)."""
+    served = list(infos)
+    key = _fingerprint(served)
+    found = _memo.get(key)
+    if found is None:
+        if len(_memo) >= _MEMO_SIZE:
+            del _memo[next(iter(_memo))]
+        found = _memo[key] = OpenAPIDocuments(served)
+    return found
 
 
-def strict_decoding_message(fields: Iterable[str]) -> str:
-    """Upstream's message for unknown fields under ``fieldValidation=Strict``."""
-    return "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
+def openapi_v3_index(infos: Iterable[ResourceInfo]) -> dict[str, Any]:
+    """``GET /openapi/v3``."""
+    return documents_for(infos).v3_root()
+
+
+def openapi_v3(infos: Iterable[ResourceInfo], path: str) -> dict[str, Any] | None:
+    """``GET /openapi/v3/<path>`` (``api/v1``, ``apis/G/V``), or None (404). Prefer
+    :func:`openapi_v3_bytes`, which also gives the ETag."""
+    found = documents_for(infos).v3_bytes(path)
+    return None if found is None else dict(orjson.loads(found[0]))
+
+
+def openapi_v3_bytes(infos: Iterable[ResourceInfo], path: str) -> tuple[bytes, str] | None:
+    """``(JSON body, hash)`` of ``GET /openapi/v3/<path>``, or None (404)."""
+    return documents_for(infos).v3_bytes(path)
+
+
+def openapi_v2(infos: Iterable[ResourceInfo]) -> dict[str, Any]:
+    """``GET /openapi/v2`` (JSON; kubectl's protobuf-only request gets a 406 from the caller)."""
+    return dict(orjson.loads(documents_for(infos).v2_bytes()[0]))
+
+
+def openapi_v2_bytes(infos: Iterable[ResourceInfo]) -> tuple[bytes, str]:
+    """``(JSON body, hash)`` of ``GET /openapi/v2``."""
+    return documents_for(infos).v2_bytes()

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import orjson
 
+from numaplane.apiserver.resource import ResourceInfo
 from numaplane.errors import NumaplaneError
 
 SCHEMA_PACKAGE: Final = "kubernetes_validate"
@@ -32,9 +33,18 @@ V3_REF: Final = "#/components/schemas/"
 
 Schema = dict[str, Any]
 
+#: The ``ResourceInfo.extra`` key under which the CRD code hands over a custom resource
+#: version's ``openAPIV3Schema`` (its presence marks a custom resource).
+OPENAPI_SCHEMA_KEY: Final = "openapi_schema"
+
 
 class SchemaSourceError(NumaplaneError):
     """The built-in type definitions cannot be read (the data package is missing or damaged)."""
+
+
+def is_custom(info: ResourceInfo) -> bool:
+    """Whether ``info`` is a custom resource (its CRD handed over a schema)."""
+    return OPENAPI_SCHEMA_KEY in info.extra
 
 
 def _definitions_path() -> Path:
