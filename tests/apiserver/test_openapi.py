@@ -505,3 +505,30 @@ def test_entry_points_share_documents_of_one_served_set() -> None:
     assert openapi.openapi_v3(ALL, "apis/apps/v1") is None
     assert openapi.openapi_v3_index(ALL) == first.v3_root()
     assert openapi.openapi_v2(ALL) == orjson.loads(openapi.openapi_v2_bytes(ALL)[0])
+
+
+def test_crd_code_extra_keys_mark_a_custom_resource() -> None:
+    # numaplane.apiserver.crd hands the schema over as extra["schema"] and names the CRD.
+    widgets = info(
+        "widgets.example.com",
+        "v1",
+        "widgets",
+        "Widget",
+        True,
+        extra={"schema": QUEUE_SCHEMA, "crd": "widgets.widgets.example.com", "prune": print},
+    )
+    doc = openapi.OpenAPIDocuments([widgets]).v3_document("apis/widgets.example.com/v1")
+    assert doc is not None
+    widget = doc["components"]["schemas"]["com.example.widgets.v1.Widget"]
+    assert widget["properties"]["spec"]["description"] == "spec of the queue"
+    assert openapi.unknown_fields(widgets, {"spec": {"nope": 1}}) == ["spec.nope"]
+    assert openapi.documents_for([widgets]) is openapi.documents_for([widgets])
+
+
+def test_a_kind_without_any_schema_still_has_paths() -> None:
+    things = info("example.com", "v1", "things", "Thing", True)
+    doc = openapi.OpenAPIDocuments([things]).v3_document("apis/example.com/v1")
+    assert doc is not None
+    assert _patch_supports(doc, "example.com", "v1", "Thing", "fieldValidation")
+    thing = doc["components"]["schemas"]["com.example.v1.Thing"]
+    assert thing["x-kubernetes-preserve-unknown-fields"] is True

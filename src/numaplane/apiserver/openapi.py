@@ -44,6 +44,7 @@ from numaplane.apiserver.openapi_builtin import (
     Schema,
     builtin_definitions,
     closure,
+    custom_schema,
     definition_name,
     definition_v3,
     is_custom,
@@ -121,9 +122,10 @@ def custom_definitions(info: ResourceInfo, *, v3: bool) -> dict[str, Schema]:
     ``x-kubernetes-group-version-kind``. References are in v2 form (:func:`definition_v3`
     rewrites them); for ``v3`` False what Swagger 2.0 cannot say is left out."""
     name = custom_definition_name(info.group, info.version, info.kind)
-    raw = info.extra.get(OPENAPI_SCHEMA_KEY)
-    schema: Schema = {}
-    if isinstance(raw, dict):
+    raw = custom_schema(info)
+    # No schema known: anything goes (what a CRD without validation meant upstream).
+    schema: Schema = {"x-kubernetes-preserve-unknown-fields": True}
+    if raw is not None:
         schema = dict(raw) if v3 else _v2_custom_schema(raw)
     schema.setdefault("type", "object")
     props = dict(schema.get("properties", {}))
@@ -158,15 +160,14 @@ def custom_definitions(info: ResourceInfo, *, v3: bool) -> dict[str, Schema]:
     return {name: schema, name + "List": list_schema}
 
 
-def _kind_definitions(info: ResourceInfo, *, v3: bool) -> tuple[str, str, dict[str, Schema]] | None:
-    """``(definition, list definition, extra definitions)`` of ``info``, or None when no
-    schema is known for a built-in kind."""
-    if is_custom(info):
+def _kind_definitions(info: ResourceInfo, *, v3: bool) -> tuple[str, str, dict[str, Schema]]:
+    """``(definition, list definition, extra definitions)`` of ``info``. A kind that is
+    neither built-in nor marked custom is described as a schemaless custom resource, so that
+    its paths (and kubectl's fieldValidation check) are still there."""
+    name = None if is_custom(info) else definition_name(info.group, info.version, info.kind)
+    if name is None:
         custom = custom_definition_name(info.group, info.version, info.kind)
         return custom, custom + "List", custom_definitions(info, v3=v3)
-    name = definition_name(info.group, info.version, info.kind)
-    if name is None:
-        return None
     list_name = definition_name(info.group, info.version, info.list_kind) or name
     return name, list_name, {}
 
@@ -180,13 +181,10 @@ def _group_version_document(
     extra: dict[str, Schema] = {}
     roots: list[str] = list(_ALWAYS)
     for info in sorted(infos, key=lambda i: i.resource):
-        found = _kind_definitions(info, v3=v3)
-        if found is None:
-            continue
-        name, list_name, defs = found
+        name, list_name, defs = _kind_definitions(info, v3=v3)
         extra.update(defs)
         roots.extend((name, list_name))
-        paths.update(builder.resource_paths(info, name, list_name, is_custom(info)))
+        paths.update(builder.resource_paths(info, name, list_name, bool(defs)))
     everything = {**builtin_definitions(), **extra}
     definitions = {n: everything[n] for n in closure(roots, everything)}
     return dict(sorted(paths.items())), definitions
@@ -298,7 +296,7 @@ def _fingerprint(infos: Iterable[ResourceInfo]) -> bytes:
             i.namespaced,
             sorted(i.verbs),
             sorted(i.subresources),
-            i.extra.get(OPENAPI_SCHEMA_KEY) if is_custom(i) else False,
+            custom_schema(i) if is_custom(i) else False,
         )
         for i in infos
     )

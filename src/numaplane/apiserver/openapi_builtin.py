@@ -33,9 +33,12 @@ V3_REF: Final = "#/components/schemas/"
 
 Schema = dict[str, Any]
 
-#: The ``ResourceInfo.extra`` key under which the CRD code hands over a custom resource
-#: version's ``openAPIV3Schema`` (its presence marks a custom resource).
+#: The ``ResourceInfo.extra`` keys under which the CRD code hands over a custom resource
+#: version's ``openAPIV3Schema`` (``numaplane.apiserver.crd`` uses ``schema`` and names the CRD
+#: under ``crd``); any of them marks a custom resource.
 OPENAPI_SCHEMA_KEY: Final = "openapi_schema"
+CRD_SCHEMA_KEY: Final = "schema"
+CRD_NAME_KEY: Final = "crd"
 
 
 class SchemaSourceError(NumaplaneError):
@@ -43,8 +46,17 @@ class SchemaSourceError(NumaplaneError):
 
 
 def is_custom(info: ResourceInfo) -> bool:
-    """Whether ``info`` is a custom resource (its CRD handed over a schema)."""
-    return OPENAPI_SCHEMA_KEY in info.extra
+    """Whether ``info`` is a custom resource (served for a CRD)."""
+    return any(key in info.extra for key in (OPENAPI_SCHEMA_KEY, CRD_SCHEMA_KEY, CRD_NAME_KEY))
+
+
+def custom_schema(info: ResourceInfo) -> Schema | None:
+    """The ``openAPIV3Schema`` of a custom resource's version, or None (none, or built-in)."""
+    for key in (OPENAPI_SCHEMA_KEY, CRD_SCHEMA_KEY):
+        schema = info.extra.get(key)
+        if isinstance(schema, dict):
+            return schema
+    return None
 
 
 def _definitions_path() -> Path:

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from numaplane.apiserver.openapi_builtin import (
-    OPENAPI_SCHEMA_KEY,
     V2_REF,
     Schema,
     builtin_definitions,
+    custom_schema,
     definition_name,
     is_custom,
 )
@@ -89,7 +89,7 @@ def unknown_fields(info: ResourceInfo, obj: Mapping[str, Any]) -> list[str]:
     """
     defs = builtin_definitions()
     if is_custom(info):
-        raw = info.extra.get(OPENAPI_SCHEMA_KEY)
+        raw = custom_schema(info)
         top: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
         if not top:
             top["x-kubernetes-preserve-unknown-fields"] = True
