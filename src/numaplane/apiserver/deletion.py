@@ -279,7 +279,11 @@ class DeleteVerbs(ClusterCore):
                 return self._deleted_answer(info, await self._delete_stored(ctx, info, key, rv))
             if not graceful:
                 _mark_deleting(obj)
-            written = obj if ctx.dry_run else await self.store.update(key, obj, rv)
+            if ctx.dry_run or obj == current:
+                # Nothing changed (a repeated delete): etcd3 writes nothing either.
+                written = current if obj == current else obj
+            else:
+                written = await self.store.update(key, obj, rv)
             self._after_delete_write(info, written)
             if pending_finalizers or int(options.get("gracePeriodSeconds") or 0) > 0:
                 return RestResult(as_served(written, info))
