@@ -33,6 +33,14 @@ from numaplane.apiserver.errors import OMIT, FieldError
 
 ROOT_PATH: Final = "<nil>"
 
+#: The ``reason`` values a rule may give (upstream's ``FieldValueErrorReason``).
+REASONS: Final = (
+    "FieldValueRequired",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueDuplicate",
+)
+
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 
 #: Property names CEL cannot spell as written, escaped as Kubernetes does.
@@ -123,14 +131,14 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
     try:
         program = _ENV.program(_ENV.compile(text), functions=cellib.FUNCTIONS)
     except Exception as exc:  # celpy raises its own parse errors and lark's
-        error = f"compilation failed: {_one_line(str(exc))}"
+        error = f"compilation failed: {_syntax_error(exc)}"
     if message_expression:
         try:
             message_program = _ENV.program(
                 _ENV.compile(message_expression), functions=cellib.FUNCTIONS
             )
         except Exception as exc:
-            error = error or f"messageExpression compilation failed: {_one_line(str(exc))}"
+            error = error or f"messageExpression compilation failed: {_syntax_error(exc)}"
     return CompiledRule(
         rule=text,
         message=str(raw.get("message", "") or ""),
@@ -143,6 +151,13 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
         message_program=message_program,
         error=error,
     )
+
+
+def _syntax_error(exc: BaseException) -> str:
+    # cel-go's shape (``ERROR: <input>:1:8: Syntax error: ...``); celpy knows where, not why.
+    line = getattr(exc, "line", None) or 1
+    column = getattr(exc, "column", None) or 1
+    return f"ERROR: <input>:{line}:{column}: Syntax error: unexpected input"
 
 
 def _one_line(text: str) -> str:
@@ -176,34 +191,25 @@ def compile_schema(root: Node) -> CompiledRules:
 class SetList(celtypes.ListType):
     """A ``set`` or ``map`` list: equal to another with the same items in any order."""
 
+    unordered = True
+
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, list) or len(other) != len(self):
-            return False
-        remaining = list(other)
-        for item in self:
-            for i, candidate in enumerate(remaining):
-                if _equal(item, candidate):
-                    del remaining[i]
-                    break
-            else:
-                return False
-        return True
+        return cellib.equal(self, other)
 
     def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
+        return not cellib.equal(self, other)
 
     __hash__ = None  # type: ignore[assignment]
 
 
-def _equal(left: Any, right: Any) -> bool:
-    try:
-        return bool(left == right)
-    except TypeError:
-        return False
+#: What CEL sees of ``metadata`` at the root and in embedded resources (upstream's schema for
+#: them declares only these).
+_VISIBLE_META: Final = ("name", "generateName")
 
 
-def to_cel(node: Node | None, value: Any) -> Any:
-    """A JSON value as the CEL value Kubernetes binds for a field of schema ``node``."""
+def to_cel(node: Node | None, value: Any, *, resource: bool = False) -> Any:
+    """A JSON value as the CEL value Kubernetes binds for a field of schema ``node``;
+    ``resource`` for the object's root, whose ``metadata`` shows only name and generateName."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -226,7 +232,14 @@ def to_cel(node: Node | None, value: Any) -> Any:
         return celtypes.ListType(converted)
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
+        resource = resource or (node is not None and node.embedded)
         for key, sub in value.items():
+            if resource and key == "metadata" and isinstance(sub, dict):
+                meta = {k: celtypes.StringType(v) for k, v in sub.items() if k in _VISIBLE_META}
+                out[celtypes.StringType("metadata")] = celtypes.MapType(
+                    {celtypes.StringType(k): v for k, v in meta.items()}
+                )
+                continue
             prop = node.properties.get(key) if node is not None else None
             if prop is not None:
                 out[celtypes.StringType(escape_name(key))] = to_cel(prop, sub)
@@ -305,14 +318,15 @@ def _run(
     if rule.program is None:
         errs.append(FieldError("FieldValueInvalid", where, shown_type, rule.error))
         return
-    activation: dict[str, Any] = {"self": to_cel(node, value)}
+    root = not path
+    activation: dict[str, Any] = {"self": to_cel(node, value, resource=root)}
     if rule.transition:
         if old is _ABSENT:
             if not rule.optional_old_self:
                 return
             activation["oldSelf"] = cellib.Optional(None)
         else:
-            converted = to_cel(node, old)
+            converted = to_cel(node, old, resource=root)
             activation["oldSelf"] = (
                 cellib.Optional(converted) if rule.optional_old_self else converted
             )

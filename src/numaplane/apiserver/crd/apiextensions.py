@@ -1,0 +1,460 @@
+"""The CustomResourceDefinition object itself: defaulting (:func:`default_crd`), validation
+(:func:`validate_crd`, upstream's ``pkg/apis/apiextensions/validation``) and status
+(:func:`crd_status`, the naming and establishing controllers' conditions and
+``storedVersions``). The kinds that serve ``customresourcedefinitions`` call these.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.schema import parse, structural_errors
+from numaplane.apiserver.crd.validation import validate
+from numaplane.apiserver.errors import (
+    FieldError,
+    forbidden_field,
+    invalid_value,
+    not_supported,
+    required,
+)
+
+_DNS1035: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_MESSAGE: Final = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+_DNS1123_SUBDOMAIN: Final = re.compile(
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
+_SUBDOMAIN_MESSAGE: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+PRINTER_COLUMN_TYPES: Final = ("integer", "number", "string", "boolean", "date")
+PRINTER_COLUMN_FORMATS: Final = (
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "date",
+    "date-time",
+    "password",
+)
+
+
+def dns1035_errors(value: str) -> list[str]:
+    """apimachinery's ``IsDNS1035Label`` messages for ``value``."""
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _DNS1035.fullmatch(value):
+        errs.append(_DNS1035_MESSAGE)
+    return errs
+
+
+def subdomain_errors(value: str) -> list[str]:
+    """apimachinery's ``IsDNS1123Subdomain`` messages for ``value``."""
+    errs: list[str] = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        errs.append(_SUBDOMAIN_MESSAGE)
+    return errs
+
+
+def default_crd(crd: dict[str, Any]) -> None:
+    """apiextensions/v1 defaulting, in place, as upstream's ``SetDefaults_*``: singular and
+    listKind from kind, conversion strategy ``None``, a webhook service's port 443."""
+    spec = crd.setdefault("spec", {})
+    names = spec.setdefault("names", {})
+    kind = names.get("kind", "")
+    if not names.get("singular") and kind:
+        names["singular"] = kind.lower()
+    if not names.get("listKind") and kind:
+        names["listKind"] = f"{kind}List"
+    conversion = spec.setdefault("conversion", {})
+    conversion.setdefault("strategy", "None")
+    if conversion["strategy"] == "Webhook":
+        webhook = conversion.setdefault("webhook", {})
+        service = (webhook.get("clientConfig") or {}).get("service")
+        if isinstance(service, dict):
+            service.setdefault("port", 443)
+
+
+def _versions_value(versions: Sequence[Mapping[str, Any]]) -> str:
+    # Upstream prints the Go struct slice; name the versions instead (one line, still the value).
+    return json.dumps([v.get("name", "") for v in versions])
+
+
+def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+    """Upstream's ``ValidateCustomResourceDefinition`` (and ``...Update`` with ``old``): the
+    name is ``<plural>.<group>``, group, scope, names, versions (unique, exactly one storage),
+    each version's schema structural with compilable rules and valid defaults, printer
+    columns, subresources, conversion, stored versions."""
+    meta = crd.get("metadata") or {}
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    errs: list[FieldError] = []
+    name = str(meta.get("name", ""))
+    group = str(spec.get("group", ""))
+    if not name:
+        errs.append(required("metadata.name", "name or generateName is required"))
+    else:
+        problems = subdomain_errors(name)
+        if name != f"{names.get('plural', '')}.{group}":
+            problems.append('must be spec.names.plural+"."+spec.group')
+        errs.extend(invalid_value("metadata.name", name, p) for p in problems)
+    errs.extend(_spec_errors(spec))
+    if old is not None:
+        errs.extend(_update_errors(spec, old.get("spec") or {}, old))
+    errs.extend(_stored_version_errors(crd))
+    return errs
+
+
+def _spec_errors(spec: Mapping[str, Any]) -> list[FieldError]:
+    errs: list[FieldError] = []
+    group = str(spec.get("group", ""))
+    if not group:
+        errs.append(required("spec.group"))
+    elif problems := subdomain_errors(group):
+        errs.append(invalid_value("spec.group", group, ",".join(problems)))
+    elif "." not in group:
+        errs.append(invalid_value("spec.group", group, "should be a domain with at least one dot"))
+    scope = str(spec.get("scope", ""))
+    if not scope:
+        errs.append(required("spec.scope"))
+    elif scope not in ("Cluster", "Namespaced"):
+        errs.append(not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
+    versions = list(spec.get("versions") or ())
+    seen: set[str] = set()
+    unique = True
+    storage = 0
+    for i, version in enumerate(versions):
+        path = f"spec.versions[{i}]"
+        version_name = str(version.get("name", ""))
+        if version_name in seen:
+            unique = False
+        seen.add(version_name)
+        storage += 1 if version.get("storage") else 0
+        if problems := dns1035_errors(version_name):
+            errs.append(invalid_value(f"{path}.name", version_name, ",".join(problems)))
+        errs.extend(_version_errors(version, path))
+    if not unique:
+        errs.append(
+            invalid_value(
+                "spec.versions", _versions_value(versions), "must contain unique version names"
+            )
+        )
+    if storage != 1:
+        errs.append(
+            invalid_value(
+                "spec.versions",
+                _versions_value(versions) if versions else None,
+                "must have exactly one version marked as storage version",
+            )
+        )
+    names = spec.get("names") or {}
+    for key in ("plural", "singular", "kind", "listKind"):
+        if not names.get(key):
+            errs.append(required(f"spec.names.{key}"))
+    errs.extend(names_errors(names, "spec.names"))
+    errs.extend(_conversion_errors(spec.get("conversion")))
+    return errs
+
+
+def names_errors(names: Mapping[str, Any], path: str) -> list[FieldError]:
+    """Upstream's ``ValidateCustomResourceDefinitionNames``."""
+    errs: list[FieldError] = []
+    for key in ("plural", "singular"):
+        value = str(names.get(key, "") or "")
+        if value and (problems := dns1035_errors(value)):
+            errs.append(invalid_value(f"{path}.{key}", value, ",".join(problems)))
+    for key in ("kind", "listKind"):
+        value = str(names.get(key, "") or "")
+        if value and (problems := dns1035_errors(value.lower())):
+            detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
+            errs.append(invalid_value(f"{path}.{key}", value, detail))
+    for i, short in enumerate(names.get("shortNames") or ()):
+        if problems := dns1035_errors(str(short)):
+            errs.append(invalid_value(f"{path}.shortNames[{i}]", short, ",".join(problems)))
+    kind = names.get("kind", "")
+    if kind and kind == names.get("listKind"):
+        errs.append(
+            invalid_value(f"{path}.listKind", kind, "kind and listKind may not be the same")
+        )
+    for i, category in enumerate(names.get("categories") or ()):
+        if problems := dns1035_errors(str(category)):
+            errs.append(invalid_value(f"{path}.categories[{i}]", category, ",".join(problems)))
+    return errs
+
+
+def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    schema = (version.get("schema") or {}).get("openAPIV3Schema")
+    schema_path = f"{path}.schema.openAPIV3Schema"
+    if schema is None:
+        errs.append(required(schema_path, "schemas are required"))
+    else:
+        errs.extend(_schema_errors(schema, schema_path, version))
+    for i, column in enumerate(version.get("additionalPrinterColumns") or ()):
+        errs.extend(_column_errors(column, f"{path}.additionalPrinterColumns[{i}]"))
+    scale = (version.get("subresources") or {}).get("scale")
+    if isinstance(scale, Mapping):
+        errs.extend(_scale_errors(scale, f"{path}.subresources.scale"))
+    return errs
+
+
+def _schema_errors(
+    schema: Mapping[str, Any], path: str, version: Mapping[str, Any]
+) -> list[FieldError]:
+    errs = structural_errors(schema, path)
+    if errs:
+        return errs
+    metadata = (schema.get("properties") or {}).get("metadata")
+    if isinstance(metadata, Mapping):
+        for key in metadata.get("properties") or {}:
+            if key not in ("name", "generateName"):
+                errs.append(
+                    forbidden_field(
+                        f"{path}.properties[metadata].properties[{key}]",
+                        "must not be specified",
+                    )
+                )
+    errs.extend(_rule_errors(schema, path))
+    errs.extend(_default_errors(schema, path))
+    return errs
+
+
+def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for sub, sub_path in _walk_raw(schema, path):
+        for i, raw in enumerate(sub.get("x-kubernetes-validations") or ()):
+            rule = cel.compile_rule(raw)
+            rule_path = f"{sub_path}.x-kubernetes-validations[{i}]"
+            if not rule.rule:
+                errs.append(required(f"{rule_path}.rule"))
+            elif rule.error:
+                errs.append(invalid_value(f"{rule_path}.rule", rule.rule, rule.error))
+            if raw.get("message") is not None and not str(raw["message"]).strip():
+                errs.append(
+                    required(f"{rule_path}.message", "message must be non-empty if specified")
+                )
+            if rule.reason and rule.reason not in cel.REASONS:
+                errs.append(not_supported(f"{rule_path}.reason", rule.reason, list(cel.REASONS)))
+    return errs
+
+
+def _default_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for sub, sub_path in _walk_raw(schema, path):
+        if "default" not in sub or (sub.get("default") is None and sub.get("nullable")):
+            continue
+        errs.extend(validate(parse(sub), copy.deepcopy(sub["default"]), f"{sub_path}.default"))
+    return errs
+
+
+def _walk_raw(schema: Mapping[str, Any], path: str) -> list[tuple[Mapping[str, Any], str]]:
+    out = [(schema, path)]
+    for name, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, Mapping):
+            out.extend(_walk_raw(sub, f"{path}.properties[{name}]"))
+    for key in ("items", "additionalProperties"):
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            out.extend(_walk_raw(sub, f"{path}.{key}"))
+    return out
+
+
+def _column_errors(column: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not column.get("name"):
+        errs.append(required(f"{path}.name"))
+    kind = column.get("type", "")
+    if not kind:
+        errs.append(
+            required(f"{path}.type", "must be one of " + ", ".join(sorted(PRINTER_COLUMN_TYPES)))
+        )
+    elif kind not in PRINTER_COLUMN_TYPES:
+        errs.append(not_supported(f"{path}.type", kind, sorted(PRINTER_COLUMN_TYPES)))
+    fmt = column.get("format", "")
+    if fmt and fmt not in PRINTER_COLUMN_FORMATS:
+        errs.append(not_supported(f"{path}.format", fmt, sorted(PRINTER_COLUMN_FORMATS)))
+    if not column.get("jsonPath"):
+        errs.append(required(f"{path}.jsonPath"))
+    return errs
+
+
+def _scale_errors(scale: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for key in ("specReplicasPath", "statusReplicasPath"):
+        value = scale.get(key)
+        if not value:
+            errs.append(required(f"{path}.{key}"))
+            continue
+        prefix = ".spec." if key == "specReplicasPath" else ".status."
+        if not str(value).startswith(prefix):
+            errs.append(
+                invalid_value(
+                    f"{path}.{key}", value, f"should be a json path under {prefix.rstrip('.')}"
+                )
+            )
+    selector = scale.get("labelSelectorPath")
+    if selector and not str(selector).startswith((".spec.", ".status.")):
+        errs.append(
+            invalid_value(
+                f"{path}.labelSelectorPath",
+                selector,
+                "should be a json path under either .spec or .status",
+            )
+        )
+    return errs
+
+
+def _conversion_errors(conversion: Any) -> list[FieldError]:
+    if not isinstance(conversion, Mapping):
+        return []
+    strategy = conversion.get("strategy", "")
+    if not strategy:
+        return [required("spec.conversion.strategy")]
+    if strategy not in ("None", "Webhook"):
+        return [not_supported("spec.conversion.strategy", strategy, ["None", "Webhook"])]
+    if strategy == "Webhook" and not (conversion.get("webhook") or {}).get("clientConfig"):
+        return [required("spec.conversion.webhook", "required when strategy is set to Webhook")]
+    return []
+
+
+def _update_errors(
+    spec: Mapping[str, Any], old_spec: Mapping[str, Any], old: Mapping[str, Any]
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if spec.get("group") != old_spec.get("group"):
+        errs.append(invalid_value("spec.group", spec.get("group", ""), "field is immutable"))
+    if spec.get("scope") != old_spec.get("scope"):
+        errs.append(invalid_value("spec.scope", spec.get("scope", ""), "field is immutable"))
+    established = any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in (old.get("status") or {}).get("conditions") or ()
+    )
+    new_plural = (spec.get("names") or {}).get("plural", "")
+    if established and new_plural != (old_spec.get("names") or {}).get("plural", ""):
+        errs.append(invalid_value("spec.names.plural", new_plural, "field is immutable"))
+    return errs
+
+
+def _stored_version_errors(crd: Mapping[str, Any]) -> list[FieldError]:
+    status = crd.get("status") or {}
+    if "storedVersions" not in status:
+        # Not yet filled (a create before crd_status): upstream fills it first, so no error.
+        return []
+    stored = list(status.get("storedVersions") or ())
+    path = "status.storedVersions"
+    if not stored:
+        return [invalid_value(path, None, "must have at least one stored version")]
+    errs: list[FieldError] = []
+    versions = (crd.get("spec") or {}).get("versions") or ()
+    names = {str(v.get("name", "")) for v in versions}
+    for version in versions:
+        if version.get("storage") and version.get("name") not in stored:
+            errs.append(
+                invalid_value(
+                    path,
+                    version.get("name", ""),
+                    f"must have the storage version {version.get('name', '')}",
+                )
+            )
+    for i, name in enumerate(stored):
+        if name not in names:
+            errs.append(invalid_value(f"{path}[{i}]", name, "must appear in spec.versions"))
+    return errs
+
+
+def _condition(
+    kind: str, status: bool, reason: str, message: str, now: str, old: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    shown = "True" if status else "False"
+    previous = next((c for c in old if c.get("type") == kind), None)
+    when = now
+    if (
+        previous is not None
+        and previous.get("status") == shown
+        and previous.get("lastTransitionTime")
+    ):
+        when = str(previous["lastTransitionTime"])
+    return {
+        "type": kind,
+        "status": shown,
+        "lastTransitionTime": when,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def crd_status(
+    crd: Mapping[str, Any],
+    *,
+    now: str,
+    others: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The status the naming and establishing controllers give ``crd``: ``acceptedNames``,
+    conditions ``NamesAccepted`` and ``Established`` (False with ``NameConflict`` /
+    ``NotAccepted`` when another CRD of the group holds the plural or kind), and
+    ``storedVersions`` (the old ones plus the storage version). ``now`` is an RFC 3339 time;
+    a condition whose status does not change keeps its ``lastTransitionTime``."""
+    spec = crd.get("spec") or {}
+    names = dict(spec.get("names") or {})
+    old_status = crd.get("status") or {}
+    old_conditions = list(old_status.get("conditions") or ())
+    group = spec.get("group", "")
+    me = (crd.get("metadata") or {}).get("name", "")
+    conflict = ""
+    for other in others:
+        if (other.get("metadata") or {}).get("name", "") == me:
+            continue
+        other_spec = other.get("spec") or {}
+        if other_spec.get("group") != group:
+            continue
+        taken = (other.get("status") or {}).get("acceptedNames") or other_spec.get("names") or {}
+        if names.get("plural") and names.get("plural") == taken.get("plural"):
+            conflict = f'"{names["plural"]}" is already in use'
+        elif names.get("kind") and names.get("kind") == taken.get("kind"):
+            conflict = f'"{names["kind"]}" is already in use'
+        if conflict:
+            break
+    accepted = dict(old_status.get("acceptedNames") or {}) if conflict else names
+    if conflict:
+        named = _condition("NamesAccepted", False, "NameConflict", conflict, now, old_conditions)
+        established = _condition(
+            "Established", False, "NotAccepted", "not all names are accepted", now, old_conditions
+        )
+    else:
+        named = _condition(
+            "NamesAccepted", True, "NoConflicts", "no conflicts found", now, old_conditions
+        )
+        established = _condition(
+            "Established",
+            True,
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+            now,
+            old_conditions,
+        )
+    stored = list(old_status.get("storedVersions") or ())
+    for version in spec.get("versions") or ():
+        if version.get("storage") and version.get("name") not in stored:
+            stored.append(str(version["name"]))
+    others_conditions = [
+        c for c in old_conditions if c.get("type") not in ("NamesAccepted", "Established")
+    ]
+    return {
+        "acceptedNames": accepted,
+        "conditions": [named, established, *others_conditions],
+        "storedVersions": stored,
+    }
