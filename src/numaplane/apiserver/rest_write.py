@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.crd import crd_status, default_crd
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo, Strategy
 from numaplane.apiserver.rest_common import (
@@ -80,50 +81,6 @@ def _raise_invalid(info: ResourceInfo, name: str, errs: list[errors.FieldError])
         raise errors.invalid(info.group, info.kind, name, errs)
 
 
-def _crd_checks(obj: Object, old: Object | None) -> None:
-    """The apiextensions server's own validation of a definition, then its status."""
-    crd = importlib.import_module("numaplane.apiserver.crd")
-    validate_crd = getattr(crd, "validate_crd", None)
-    errs = validate_crd(obj, old) if validate_crd is not None else []
-    if errs:
-        name = obj.get("metadata", {}).get("name", "")
-        raise errors.invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, errs)
-    crd_status = getattr(crd, "crd_status", None) or _crd_status
-    obj["status"] = crd_status(obj)
-
-
-def _crd_status(crd: Object) -> Object:
-    """The status the naming and establishing controllers give an accepted definition (used
-    until the CRD package provides its own)."""
-    now = now_rfc3339()
-    spec = crd.get("spec", {})
-    storage = [v["name"] for v in spec.get("versions") or () if v.get("storage")]
-    stored = list((crd.get("status") or {}).get("storedVersions") or [])
-    for version in storage:
-        if version not in stored:
-            stored.append(version)
-    return {
-        "conditions": [
-            {
-                "type": "NamesAccepted",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "NoConflicts",
-                "message": "no conflicts found",
-            },
-            {
-                "type": "Established",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "InitialNamesAccepted",
-                "message": "the initial names have been accepted",
-            },
-        ],
-        "acceptedNames": dict(spec.get("names") or {}),
-        "storedVersions": stored,
-    }
-
-
 class WriteVerbs(ClusterCore):
     """``create`` and ``update`` of one cluster."""
 
@@ -150,6 +107,8 @@ class WriteVerbs(ClusterCore):
         warnings = unknown_field_outcome(ctx, self._unknown(info, obj))
         _namespace_for(info, namespace, obj)
         self._refuse_terminating_crd(info, "create")
+        if info.group_resource == CRD_RESOURCE:
+            default_crd(obj)
         info.strategy.default(obj)
         metadata = meta(obj)
         generated = bool(metadata.get("generateName")) and not metadata.get("name")
@@ -175,7 +134,7 @@ class WriteVerbs(ClusterCore):
             metadata.pop("generation", None)
         _raise_invalid(info, metadata.get("name", ""), info.strategy.validate(obj))
         if info.group_resource == CRD_RESOURCE:
-            _crd_checks(obj, None)
+            self._crd_status(obj)
             finalizers = metadata.setdefault("finalizers", [])
             if CRD_CLEANUP_FINALIZER not in finalizers:
                 finalizers.append(CRD_CLEANUP_FINALIZER)
@@ -212,6 +171,12 @@ class WriteVerbs(ClusterCore):
             self._after_write(info, stored)
             return stored
         raise AssertionError("unreachable")
+
+    def _crd_status(self, crd: Object) -> None:
+        """What the naming and establishing controllers write: accepted names (unless another
+        CRD of the group holds them), ``Established``, ``storedVersions``."""
+        others, _ = self.store.list(CRD_RESOURCE)
+        crd["status"] = crd_status(crd, now=now_rfc3339(), others=others)
 
     def _after_write(self, info: ResourceInfo, stored: Object) -> None:
         """Keep the registry current after a write to a CRD."""
@@ -286,6 +251,8 @@ class WriteVerbs(ClusterCore):
         meta(given)["name"] = name
         warnings = unknown_field_outcome(ctx, self._unknown(info, given))
         _namespace_for(info, namespace, given)
+        if info.group_resource == CRD_RESOURCE:
+            default_crd(given)
         info.strategy.default(given)
         key = object_key(info, namespace, name)
         for _ in range(UNCONDITIONAL_RETRIES):
@@ -410,7 +377,7 @@ class WriteVerbs(ClusterCore):
             new_meta["generation"] = int(old_meta["generation"]) + 1
         _raise_invalid(info, new_meta.get("name", ""), strategy.validate_update(new, old))
         if info.group_resource == CRD_RESOURCE and not subresource:
-            _crd_checks(new, old)
+            self._crd_status(new)
         self._record_managed(ctx, old, new)
         for_storage(new, info)
         check_size(new)
