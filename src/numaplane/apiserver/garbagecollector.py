@@ -137,7 +137,12 @@ class Controllers:
 
     async def _follow(self, rv: int) -> None:
         while True:
-            watcher = self.store.watch(None, None, rv)
+            try:
+                watcher = self.store.watch(None, None, rv)
+            except errors.StatusError:
+                rv = self._resync()  # compacted past us while starting: from the state
+                await asyncio.sleep(0)
+                continue
             try:
                 while True:
                     event = await watcher.next(None)
@@ -150,8 +155,6 @@ class Controllers:
                     async with self._changed:
                         self._seen_rv = max(self._seen_rv, rv)
                         self._changed.notify_all()
-            except errors.StatusError:
-                pass
             finally:
                 watcher.close()
             # The watch ended (too slow, or compacted past us): start over from the state.

@@ -11,6 +11,7 @@ upstream's code, reason and message; the HTTP layer renders it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,17 @@ from numaplane.apiserver.rest_sub import SubresourceVerbs
 from numaplane.apiserver.storage import ClusterStore
 
 __all__ = ["Cluster", "RequestContext", "RestResult", "TokenIssuer", "store_path"]
+
+
+def default_unknown_fields() -> UnknownFields:
+    """The unknown-field finder of built-in kinds from their OpenAPI schemas
+    (``numaplane.apiserver.openapi_fields``), or none where that module is not installed."""
+    try:
+        module = importlib.import_module("numaplane.apiserver.openapi_fields")
+    except ImportError:
+        return no_unknown_fields
+    finder: UnknownFields = module.unknown_fields
+    return finder
 
 
 def store_path(data_dir: Path, name: str) -> Path:
@@ -78,7 +90,7 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         self.registry = registry
         self.token_issuer = token_issuer
         self.virtual_creates: dict[str, VirtualCreate] = {}
-        self.unknown_fields = unknown_fields or no_unknown_fields
+        self.unknown_fields = unknown_fields or default_unknown_fields()
         self.controllers = Controllers(self)
 
     @classmethod

@@ -108,13 +108,10 @@ class SubresourceVerbs(ClusterCore):
     def _token_request(
         self, info: ResourceInfo, namespace: str, name: str, body: Object
     ) -> RestResult:
-        """``serviceaccounts/token``: a signed token for an existing ServiceAccount."""
-        sa = self.store.get_latest(object_key(info, namespace, name))
-        if sa is None:
-            raise errors.not_found("serviceaccounts", name)
+        """``serviceaccounts/NAME/token``: a signed token, issued by authentication."""
         if self.token_issuer is None:
-            raise errors.method_not_supported("serviceaccounts/token", "create")
-        return RestResult(self.token_issuer.token_request(sa, clone(body)), 201)
+            raise errors.method_not_supported(f"{info.group_resource}/token", "create")
+        return RestResult(self.token_issuer.token_request(namespace, name, clone(body)), 201)
 
 
 def _set_pod_scheduled(pod: Object) -> None:
