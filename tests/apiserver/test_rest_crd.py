@@ -155,3 +155,30 @@ def test_crds_are_served_again_after_restart(tmp_path: Path) -> None:
 
     run_cluster(tmp_path, first)
     run_cluster(tmp_path, second)
+
+
+def test_scale_subresource(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        await with_crd(cluster)
+        v1 = cluster.registry.lookup("example.com", "v1", "widgets")
+        assert v1 is not None
+        await cluster.create(CTX, v1, "default", widget("w", replicas=2))
+        scale = cluster.get(CTX, v1, "default", "w", subresource="scale").body
+        assert scale["kind"] == "Scale"
+        assert scale["apiVersion"] == "autoscaling/v1"
+        assert scale["spec"] == {"replicas": 2}
+        scale["spec"]["replicas"] = 3
+        updated = (await cluster.update(CTX, v1, "default", "w", scale, subresource="scale")).body
+        assert updated["spec"] == {"replicas": 3}
+        patched = await cluster.patch(
+            CTX, v1, "default", "w", "application/merge-patch+json",
+            b'{"spec":{"replicas":4}}', subresource="scale",
+        )  # fmt: skip
+        assert patched.body["spec"] == {"replicas": 4}
+        stored = cluster.get(CTX, v1, "default", "w").body
+        assert stored["spec"]["replicas"] == 4
+        assert stored["metadata"]["generation"] == 3
+        error = await raises(cluster.update(CTX, v1, "default", "w", scale, subresource="scale"))
+        assert error.code == 409
+
+    run_cluster(tmp_path, body)

@@ -26,6 +26,7 @@ from numaplane.apiserver.rest_common import (
     object_key,
     unknown_field_outcome,
 )
+from numaplane.apiserver.rest_sub import scale_paths, to_scale
 from numaplane.apiserver.rest_write import WriteVerbs
 
 JSON_PATCH: Final = "application/json-patch+json"
@@ -92,7 +93,7 @@ class PatchVerbs(WriteVerbs):
             raise errors.method_not_supported(info.group_resource, "patch")
         builtin = self.registry.is_builtin(info)
         supported = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
-        if builtin:
+        if builtin or subresource == "scale":
             supported.append(STRATEGIC_PATCH)
         if patch_type not in supported:
             raise _unsupported(supported, patch_type)
@@ -123,6 +124,16 @@ class PatchVerbs(WriteVerbs):
                 if patch_type != APPLY_PATCH or subresource:
                     raise errors.not_found(info.group_resource, name)
                 return await self._apply_create(ctx, info, namespace, name, doc, force)
+            if subresource == "scale":
+                scale = to_scale(old, scale_paths(info))
+                patched_scale = self._patched(ctx, info, patch_type, scale, body, doc, force)
+                meta(patched_scale)["resourceVersion"] = scale["metadata"]["resourceVersion"]
+                try:
+                    return await self._update_scale(ctx, info, namespace, name, patched_scale)
+                except errors.StatusError as error:
+                    if error.reason == "Conflict" and not pinned:
+                        continue
+                    raise
             current = clone(as_served(old, info))
             patched = self._patched(ctx, info, patch_type, current, body, doc, force)
             if not isinstance(patched, dict):
@@ -173,7 +184,10 @@ class PatchVerbs(WriteVerbs):
         if patch_type == MERGE_PATCH:
             return merge_patch(current, body)
         if patch_type == STRATEGIC_PATCH:
-            return strategic_merge_patch(current, body, (info.group, info.kind))
+            kind_key = (info.group, info.kind)
+            if current.get("apiVersion") == "autoscaling/v1" and current.get("kind") == "Scale":
+                kind_key = ("autoscaling", "Scale")
+            return strategic_merge_patch(current, body, kind_key)
         return _lib("apply").apply(current, doc, ctx.field_manager, force, now_rfc3339())
 
     async def _apply_create(

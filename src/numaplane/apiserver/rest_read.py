@@ -21,6 +21,7 @@ from numaplane.apiserver.rest_common import (
     object_key,
 )
 from numaplane.apiserver.rest_core import ClusterCore
+from numaplane.apiserver.rest_sub import scale_paths, to_scale
 from numaplane.apiserver.storage import Watcher, too_large_resource_version
 
 CONTINUE_EXPIRED: Final = (
@@ -194,6 +195,8 @@ class ReadVerbs(ClusterCore):
         obj = self.store.get(object_key(info, namespace, name))
         if obj is None:
             raise errors.not_found(info.group_resource, name)
+        if subresource == "scale":
+            return RestResult(to_scale(obj, scale_paths(info)))
         return RestResult(as_served(obj, info))
 
     def list(

@@ -125,3 +125,79 @@ def _set_pod_scheduled(pod: Object) -> None:
             return
     conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": None})
     conditions[-1]["lastTransitionTime"] = now_rfc3339()
+
+
+def scale_paths(info: ResourceInfo) -> dict[str, str]:
+    """The scale subresource's paths of a custom resource (404 when it has none)."""
+    paths = info.extra.get("scale")
+    if not isinstance(paths, dict) or "scale" not in info.subresources:
+        raise errors.StatusError(
+            404, "NotFound", "the server could not find the requested resource"
+        )
+    return paths
+
+
+def _path_parts(path: str) -> list[str]:
+    return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def _read_path(obj: Object, path: str) -> object:
+    value: object = obj
+    for part in _path_parts(path):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _write_path(obj: Object, path: str, value: object) -> None:
+    parts = _path_parts(path)
+    target = obj
+    for part in parts[:-1]:
+        child = target.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            target[part] = child
+        target = child
+    target[parts[-1]] = value
+
+
+def to_scale(obj: Object, paths: dict[str, str]) -> Object:
+    """The ``autoscaling/v1`` Scale of a custom resource, read through the CRD's scale paths
+    (``specReplicasPath``, ``statusReplicasPath``, ``labelSelectorPath``)."""
+    metadata = obj.get("metadata", {})
+    spec_replicas = _read_path(obj, paths.get("specReplicasPath", ""))
+    status_replicas = _read_path(obj, paths.get("statusReplicasPath", ""))
+    scale: Object = {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: metadata[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in metadata
+        },
+        "spec": {"replicas": spec_replicas if isinstance(spec_replicas, int) else 0},
+        "status": {"replicas": status_replicas if isinstance(status_replicas, int) else 0},
+    }
+    selector_path = paths.get("labelSelectorPath")
+    if selector_path:
+        selector = _read_path(obj, selector_path)
+        if isinstance(selector, str):
+            scale["status"]["selector"] = selector
+    return scale
+
+
+def from_scale(obj: Object, scale: Object, paths: dict[str, str]) -> Object:
+    """``obj`` with ``spec.replicas`` of ``scale`` written at the spec replicas path."""
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        name = scale.get("metadata", {}).get("name", "")
+        raise errors.invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
+    updated = clone(obj)
+    _write_path(updated, paths.get("specReplicasPath", ".spec.replicas"), replicas)
+    return updated

@@ -35,6 +35,7 @@ from numaplane.apiserver.rest_common import (
     unknown_field_outcome,
 )
 from numaplane.apiserver.rest_core import CREATE_ON_UPDATE, ClusterCore
+from numaplane.apiserver.rest_sub import from_scale, scale_paths, to_scale
 from numaplane.apiserver.storage import ObjectKey
 
 #: Upstream's ``maxNameGenerationCreateAttempts``: a generated name is retried this many times.
@@ -235,6 +236,8 @@ class WriteVerbs(ClusterCore):
     ) -> RestResult:
         """Replace ``name`` with ``body`` (its ``status`` only, for ``subresource="status"``);
         200 with the stored object, or 201 where the kind creates on update."""
+        if subresource == "scale":
+            return await self._update_scale(ctx, info, namespace, name, body)
         if subresource not in ("", "status") or (
             subresource == "status" and info.status_strategy is None
         ):
@@ -269,6 +272,31 @@ class WriteVerbs(ClusterCore):
             outcome = await self._update_existing(ctx, info, key, new, old, subresource)
             if outcome is not None:
                 return RestResult(as_served(outcome, info), 200, warnings)
+        raise errors.conflict(info.group_resource, name)
+
+    async def _update_scale(
+        self, ctx: RequestContext, info: ResourceInfo, namespace: str, name: str, scale: Object
+    ) -> RestResult:
+        """``PUT .../scale``: the Scale's replicas written into the object (an update of the
+        main resource, so its generation follows), answered as the new Scale."""
+        paths = scale_paths(info)
+        key = object_key(info, namespace, name)
+        wanted_rv = resource_version(scale)
+        for _ in range(UNCONDITIONAL_RETRIES):
+            old = self.store.get_latest(key)
+            if old is None:
+                raise errors.not_found(info.group_resource, name)
+            if wanted_rv and wanted_rv != resource_version(old):
+                raise errors.conflict(info.group_resource, name)
+            new = from_scale(as_served(old, info), scale, paths)
+            try:
+                stored = await self._update_existing(ctx, info, key, new, old, "")
+            except errors.StatusError as error:
+                if error.reason == "Conflict" and not wanted_rv:
+                    continue
+                raise
+            if stored is not None:
+                return RestResult(to_scale(stored, paths))
         raise errors.conflict(info.group_resource, name)
 
     async def _update_existing(
