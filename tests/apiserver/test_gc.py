@@ -200,3 +200,24 @@ def test_controllers_resync_what_happened_while_closed(tmp_path: Path) -> None:
 
     run_cluster(tmp_path, first)
     run_cluster(tmp_path, second)
+
+
+def test_foreground_namespace_deletion_still_empties_it(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        await cluster.create(CTX, NAMESPACES, "", obj("Namespace", "team", namespace=""))
+        held = pod("held", finalizers=("example.com/hold",))
+        held["metadata"]["namespace"] = "team"
+        await cluster.create(CTX, PODS, "team", held)
+        await cluster.delete(CTX, NAMESPACES, "", "team", {"propagationPolicy": "Foreground"})
+        await cluster.settle()
+        # The namespace waits for its content even once the GC's finalizer is gone.
+        assert exists(cluster, "namespaces", "team", "")
+        stored = cluster.store.get_latest(ObjectKey("pods", "team", "held"))
+        assert stored is not None
+        released = copy.deepcopy(stored)
+        released["metadata"]["finalizers"] = []
+        await cluster.update(CTX, PODS, "team", "held", released)
+        await cluster.settle()
+        assert not exists(cluster, "namespaces", "team", "")
+
+    run_cluster(tmp_path, body)

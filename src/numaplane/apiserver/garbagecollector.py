@@ -1,4 +1,5 @@
-"""The controllers kube-controller-manager and kube-apiserver run over one cluster's objects,
+"""The controllers kube-controller-manager and kube-apiserver run over one cluster's objects
+(over 400 lines: five small controllers sharing one event loop and owner index),
 here inside the server process, reading the store's events and writing through the REST verbs:
 
 - the garbage collector (``pkg/controller/garbagecollector``): ``ownerReferences`` with

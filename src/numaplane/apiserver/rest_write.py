@@ -1,6 +1,7 @@
-"""Create and update, as kube-apiserver's generic store (``registry/generic/registry/store.go``)
-and ``rest.BeforeCreate``/``BeforeUpdate`` do them: system metadata, ``generateName`` with
-retries, generation, optimistic concurrency, update-as-create, the status subresource, the
+"""Create and update (over 400 lines: one family of verbs and the steps they share), as
+kube-apiserver's generic store (``registry/generic/registry/store.go``) and
+``rest.BeforeCreate``/``BeforeUpdate`` do them: system metadata, ``generateName`` with retries,
+generation, optimistic concurrency, update-as-create, the status and scale subresources, the
 end of a deletion when an update removes the last finalizer, and ``dryRun``.
 
 CRDs get the apiextensions server's extra steps (validation of the definition, its status,
@@ -356,6 +357,8 @@ class WriteVerbs(ClusterCore):
             not new_meta.get("finalizers")
             and old_meta.get("deletionTimestamp")
             and not old_meta.get("deletionGracePeriodSeconds")
+            # A namespace also waits for its spec finalizers (the namespace controller's).
+            and not (info.group_resource == "namespaces" and new.get("spec", {}).get("finalizers"))
         ):
             # The last finalizer is gone from an object being deleted: the update deletes it.
             if not ctx.dry_run:
