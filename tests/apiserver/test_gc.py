@@ -175,6 +175,18 @@ def test_namespace_deletion_empties_then_removes_it(tmp_path: Path) -> None:
         await cluster.settle()
         assert exists(cluster, "namespaces", "team", "")
         assert not exists(cluster, "configmaps", "a", "team")
+        ns = cluster.store.get_latest(ObjectKey("namespaces", "", "team"))
+        assert ns is not None
+        said = {c["type"]: (c["status"], c["message"]) for c in ns["status"]["conditions"]}
+        assert said["NamespaceContentRemaining"] == (
+            "True",
+            "Some resources are remaining: pods has 1 resource instances",
+        )
+        assert said["NamespaceFinalizersRemaining"] == (
+            "True",
+            "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
+            "resource instances",
+        )
         stored = cluster.store.get_latest(ObjectKey("pods", "team", "held"))
         assert stored is not None
         released = copy.deepcopy(stored)

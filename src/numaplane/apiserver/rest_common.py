@@ -49,7 +49,10 @@ class RequestContext:
 
 @dataclass(frozen=True)
 class RestResult:
-    """A verb's answer: the response ``body``, the HTTP ``code`` and ``Warning`` headers."""
+    """A verb's answer: the response ``body``, the HTTP ``code`` and ``Warning`` headers.
+
+    ``body`` may share dicts with the store (objects are never copied on reads): render it,
+    never mutate it."""
 
     body: dict[str, Any]
     code: int = 200
