@@ -104,6 +104,13 @@ LIST_ERRORS = [
         'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
     ),
     ListErrorCase(
+        "match-without-rv-and-unknown", {"resource_version_match": "Newest"}, 422,
+        'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: '
+        "resourceVersionMatch is forbidden unless resourceVersion is provided, "
+        'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", '
+        '"NotOlderThan", ""]',
+    ),
+    ListErrorCase(
         "unknown-match", {"resource_version": "1", "resource_version_match": "Newest"}, 422,
         'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: '
         '"Newest": supported values: "Exact", "NotOlderThan", ""',
@@ -317,5 +324,47 @@ def test_delete_missing_is_not_found(tmp_path: Path) -> None:
     async def body(cluster: Cluster) -> None:
         error = await raises(cluster.delete(CTX, CONFIGMAPS, "default", "nope", {}))
         assert error.code == 404
+
+    run_cluster(tmp_path, body)
+
+
+def test_watch_with_initial_events_ends_them_with_a_bookmark(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        await seed(cluster)
+        rv = cluster.store.current_rv()
+        stream = cluster.watch(
+            CTX, CONFIGMAPS, "default", label_selector="tier=web", allow_bookmarks=True,
+            resource_version_match="NotOlderThan", send_initial_events=True,
+        )  # fmt: skip
+        events = [await anext(stream) for _ in range(4)]
+        assert [(k, o["metadata"].get("name", "")) for k, o in events[:3]] == [
+            ("ADDED", "a"),
+            ("ADDED", "c"),
+            ("ADDED", "e"),
+        ]
+        kind, bookmark = events[3]
+        assert kind == "BOOKMARK"
+        assert bookmark["metadata"] == {
+            "resourceVersion": str(rv),
+            "annotations": {"k8s.io/initial-events-end": "true"},
+        }
+        await cluster.create(CTX, CONFIGMAPS, "default", labelled("f", tier="web"))
+        assert (await anext(stream))[0] == "ADDED"
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    run_cluster(tmp_path, body)
+
+
+def test_watch_options_are_validated(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        error = raises_now(
+            lambda: cluster.watch(CTX, CONFIGMAPS, "default", resource_version_match="Exact")
+        )
+        assert (error.code, error.message) == (
+            422,
+            'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: '
+            "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, "
+            'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]',
+        )
 
     run_cluster(tmp_path, body)

@@ -115,22 +115,61 @@ def _list_options_invalid(errs: list[errors.FieldError]) -> errors.StatusError:
 
 
 def _validate_list_options(rv: str, match: str, continue_: str) -> None:
-    """``ValidateListOptions`` of apimachinery (the non-watch rules)."""
-    if match not in ("", "Exact", "NotOlderThan"):
-        raise _list_options_invalid(
-            [errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""])]
+    """``ValidateListOptions`` of apimachinery for a list: every broken rule, in its order."""
+    errs: list[errors.FieldError] = []
+    if match:
+        if not rv:
+            errs.append(
+                errors.forbidden_field(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if continue_:
+            errs.append(
+                errors.forbidden_field(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            errs.append(
+                errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""])
+            )
+        if match == "Exact" and rv == "0":
+            errs.append(
+                errors.forbidden_field(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if errs:
+        raise _list_options_invalid(errs)
+
+
+def _validate_watch_options(match: str, send_initial_events: bool | None) -> None:
+    """``validateWatchOptions`` of apimachinery (the WatchList feature is on)."""
+    errs: list[errors.FieldError] = []
+    if send_initial_events is not None and match != "NotOlderThan":
+        errs.append(
+            errors.forbidden_field(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
         )
-    if not match:
-        return
-    if continue_:
-        why = "resourceVersionMatch is forbidden when continue is provided"
-    elif not rv:
-        why = "resourceVersionMatch is forbidden unless resourceVersion is provided"
-    elif match == "Exact" and rv == "0":
-        why = 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
-    else:
-        return
-    raise _list_options_invalid([errors.forbidden_field("resourceVersionMatch", why)])
+    if match:
+        if send_initial_events is None:
+            errs.append(
+                errors.forbidden_field(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if match != "NotOlderThan":
+            errs.append(errors.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
+    if errs:
+        raise _list_options_invalid(errs)
 
 
 def build_matcher(info: ResourceInfo, label_selector: str, field_selector: str) -> Matcher | None:
@@ -281,22 +320,39 @@ class ReadVerbs(ClusterCore):
         field_selector: str = "",
         resource_version: str = "",
         allow_bookmarks: bool = False,
+        resource_version_match: str = "",
+        send_initial_events: bool | None = None,
         bookmark_interval_s: float = BOOKMARK_INTERVAL_S,
     ) -> AsyncIterator[tuple[str, Object]]:
         """The events of ``info`` objects in ``namespace`` ("" for all) matching the selectors:
-        the current state as ``ADDED`` for resourceVersion "" or "0", else every change after
-        it; a compacted resourceVersion is one ``ERROR`` event (410), as the watch cache
-        answers. Bad selectors raise at once (400)."""
+        the current state as ``ADDED`` for resourceVersion "" or "0" (or with
+        ``send_initial_events``, then a bookmark annotated ``k8s.io/initial-events-end``),
+        else every change after it; a compacted resourceVersion is one ``ERROR`` event (410),
+        as the watch cache answers. Bad options and selectors raise at once (400, 422)."""
         del ctx
+        _validate_watch_options(resource_version_match, send_initial_events)
         matcher = build_matcher(info, label_selector, field_selector)
-        from_rv = None if resource_version in ("", "0") else _parse_rv(resource_version)
+        wanted = 0 if resource_version in ("", "0") else _parse_rv(resource_version)
+        from_rv: int | None = wanted or None
+        if send_initial_events:
+            if wanted > self.store.current_rv():
+                raise too_large_resource_version(wanted, self.store.current_rv())
+            from_rv = None
         scope = namespace if info.namespaced and namespace else None
+        start_rv = from_rv if from_rv is not None else self.store.current_rv()
         try:
             watcher = self.store.watch(info.group_resource, scope, from_rv)
         except errors.StatusError as error:
             return _error_stream(error)
-        start_rv = from_rv if from_rv is not None else self.store.current_rv()
-        return _event_stream(info, watcher, matcher, start_rv, allow_bookmarks, bookmark_interval_s)
+        return _event_stream(
+            info,
+            watcher,
+            matcher,
+            start_rv,
+            allow_bookmarks,
+            bookmark_interval_s,
+            bool(send_initial_events) and allow_bookmarks,
+        )
 
 
 def _sort_key(obj: Object) -> tuple[str, str]:
@@ -308,6 +364,13 @@ async def _error_stream(error: errors.StatusError) -> AsyncIterator[tuple[str, O
     yield "ERROR", error.status()
 
 
+def _bookmark(info: ResourceInfo, rv: int, initial_end: bool = False) -> Object:
+    metadata: Object = {"resourceVersion": str(rv)}
+    if initial_end:
+        metadata["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return {"kind": info.kind, "apiVersion": info.group_version, "metadata": metadata}
+
+
 async def _event_stream(
     info: ResourceInfo,
     watcher: Watcher,
@@ -315,30 +378,30 @@ async def _event_stream(
     start_rv: int,
     allow_bookmarks: bool,
     bookmark_interval_s: float,
+    mark_initial_end: bool,
 ) -> AsyncIterator[tuple[str, Object]]:
     """Turn store events into watch events for ``info``'s version and the selectors."""
     last_rv = start_rv
     try:
         while True:
-            try:
+            if mark_initial_end:
+                # The synthetic state comes first and at once: the first event not ready
+                # now, or newer than the snapshot, ends it.
+                event = await watcher.next(0)
+                if event is None or event.resource_version > start_rv:
+                    mark_initial_end = False
+                    yield "BOOKMARK", _bookmark(info, start_rv, initial_end=True)
+                if event is None:
+                    continue
+            else:
                 event = await watcher.next(bookmark_interval_s if allow_bookmarks else None)
-            except errors.StatusError as error:
-                yield "ERROR", error.status()
-                return
             if event is None:
                 if watcher.closed:
                     # Ended by the store (too slow, or compacted past): the stream closes and
                     # the client lists again, as with upstream's watch cache.
                     return
                 if allow_bookmarks:
-                    yield (
-                        "BOOKMARK",
-                        {
-                            "kind": info.kind,
-                            "apiVersion": info.group_version,
-                            "metadata": {"resourceVersion": str(last_rv)},
-                        },
-                    )
+                    yield "BOOKMARK", _bookmark(info, last_rv)
                 continue
             last_rv = max(last_rv, event.resource_version)
             kind = _transition(event.type, event.object, event.prev_object, matcher)
