@@ -7,6 +7,7 @@ key by key, ``null`` deletes; the directives ``$patch: replace|delete|merge``, `
 order of a merged list follows upstream's rules (patch order first, server-only items kept next
 to their old neighbours). Errors are :class:`StrategicPatchError` carrying the HTTP answer
 kube-apiserver's patch handler gives for each (400, 422, or a 500 with the bare message).
+(Over 400 lines: one algorithm, upstream's merge plus its list-ordering rules, kept whole.)
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ DIRECTIVE: Final = "$patch"
 RETAIN_KEYS: Final = "$retainKeys"
 DELETE_FROM_PRIMITIVE_LIST: Final = "$deleteFromPrimitiveList/"
 SET_ELEMENT_ORDER: Final = "$setElementOrder/"
+SET_ELEMENT_ORDER_PREFIX: Final = "$setElementOrder"
+DELETE_FROM_PRIMITIVE_LIST_PREFIX: Final = "$deleteFromPrimitiveList"
 
 # mergepatch's sentinel errors, by the answer interpretStrategicMergePatchError gives them.
 BAD_RETAIN_KEYS: Final = "invalid patch format of retainKeys"
@@ -181,9 +184,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
     _merge_ordered_lists(original, patch, schema)
     for key in list(patch):
         patch_value = patch[key]
-        is_delete_list = key.startswith(DELETE_FROM_PRIMITIVE_LIST)
+        is_delete_list = key.startswith(DELETE_FROM_PRIMITIVE_LIST_PREFIX)
         if is_delete_list:
-            key = key[len(DELETE_FROM_PRIMITIVE_LIST) :]
+            prefix, slash, key = key.partition("/")
+            if not slash or prefix != DELETE_FROM_PRIMITIVE_LIST_PREFIX:
+                raise _bad_request(BAD_PRIMITIVE_LIST)
         if patch_value is None:
             original.pop(key, None)
             continue
@@ -405,24 +410,87 @@ def _merge_sorted(
     return out
 
 
+def _go_type(value: object) -> str:
+    # reflect.TypeOf of a decoded JSON value, as mergepatch.ErrBadArgType prints it.
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    return "[]interface {}"
+
+
+def _expected_list(value: object) -> StrategicPatchError:
+    return _internal(f"expected a []interface {{}}, but received a {_go_type(value)}")
+
+
+def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str) -> None:
+    # Every item of the patch list (deletions aside) appears in $setElementOrder, in its order.
+    if not order or not patch_list:
+        return
+    items = patch_list
+    if merge_key:
+        items = [
+            i for i in patch_list if not (isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
+        ]
+    pi = oi = 0
+    while pi < len(items) and oi < len(order):
+        item = items[pi]
+        if isinstance(item, dict) and DIRECTIVE in item:
+            pi += 1
+            continue
+        if merge_key:
+            for side in (item, order[oi]):
+                if not isinstance(side, dict):
+                    raise _internal(
+                        f"expected a map[string]interface {{}}, but received a {_go_type(side)}"
+                    )
+                if merge_key not in side:
+                    raise _no_merge_key(side, merge_key)
+            equal = item[merge_key] == order[oi][merge_key]
+        else:
+            equal = item == order[oi]
+        if equal:
+            pi += 1
+        oi += 1
+    if pi < len(items) and oi >= len(order):
+        raise _internal(
+            f"The order in patch list:\n{go_value(patch_list)}\n doesn't match "
+            f"$setElementOrder list:\n{go_value(order)}\n"
+        )
+
+
 def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema: Schema) -> None:
-    # `$setElementOrder/<list>`: merge that list here and order it as the directive says.
-    for directive_key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER)]:
+    # `$setElementOrder/<list>`: merge that list here and order it as the directive says
+    # (precedence: the directive's order, then the patch's, then the live list's).
+    for directive_key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER_PREFIX)]:
         order = patch.pop(directive_key)
-        key_name = directive_key[len(SET_ELEMENT_ORDER) :]
         if not isinstance(order, list):
+            raise _expected_list(order)
+        prefix, slash, key_name = directive_key.partition("/")
+        if not slash or prefix != SET_ELEMENT_ORDER_PREFIX:
             raise _bad_request(BAD_SET_ELEMENT_ORDER)
-        original_list = original.get(key_name, [])
-        patch_list = patch.get(key_name, [])
-        if not isinstance(original_list, list) or not isinstance(patch_list, list):
-            raise _bad_request(BAD_SET_ELEMENT_ORDER)
+        found_original = key_name in original
+        found_patch = key_name in patch
+        original_list = original.get(key_name) if found_original else []
+        patch_list = patch.get(key_name) if found_patch else []
+        if not isinstance(original_list, list):
+            raise _expected_list(original_list)
+        if not isinstance(patch_list, list):
+            raise _expected_list(patch_list)
         sub = schema.child(key_name)
         merge_key = sub.patch_merge_key
-        if original_list and not patch_list:
+        _validate_order(patch_list, order, merge_key)
+        if found_original and not found_patch:
             merged = original_list
-        elif patch_list and not original_list:
+        elif found_patch and not found_original:
             merged = _remove_directives(patch_list)[0]
-        elif original_list and patch_list:
+        elif found_original and found_patch:
             merged = _merge_list_field(original_list, patch_list, sub, False)
         else:
             continue

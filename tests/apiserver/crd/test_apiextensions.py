@@ -32,6 +32,15 @@ def test_defaulting_fills_names_and_conversion() -> None:
     assert crd["spec"]["conversion"] == {"strategy": "None"}
 
 
+def test_undefaulted_names_are_accepted() -> None:
+    crd = widget_crd()
+    del crd["spec"]["names"]["singular"]
+    del crd["spec"]["names"]["listKind"]
+    assert validate_crd(crd) == []
+    accepted = crd_status(crd, now=NOW)["acceptedNames"]
+    assert (accepted["singular"], accepted["listKind"]) == ("widget", "WidgetList")
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def change(crd: dict[str, Any]) -> None:
         *parents, last = path.split(".")
@@ -112,6 +121,18 @@ CASES = [
         (
             "spec.versions[2].schema.openAPIV3Schema.x-kubernetes-validations[0].rule: Invalid "
             'value: "self.a ==": compilation failed',
+        ),
+    ),
+    Case(
+        "rule on an undeclared field",
+        _set(
+            "spec.versions.0.schema.openAPIV3Schema.properties.spec.x-kubernetes-validations.0",
+            {"rule": "self.colour == 'red'"},
+        ),
+        (
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]"
+            ".rule: Invalid value: \"self.colour == 'red'\": compilation failed: ERROR: "
+            "<input>:1:5: undefined field 'colour'",
         ),
     ),
     Case(

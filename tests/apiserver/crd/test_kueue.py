@@ -12,7 +12,7 @@ import pytest
 import yaml
 from celpy import celtypes
 
-from numaplane.apiserver.crd import cel, crd_resource_infos
+from numaplane.apiserver.crd import cel, celvalues, crd_resource_infos, crd_status, validate_crd
 from numaplane.apiserver.crd.schema import Node, parse
 from numaplane.apiserver.errors import invalid
 from numaplane.apiserver.resource import ResourceInfo
@@ -96,7 +96,7 @@ def test_every_rule_compiles_and_evaluates(crds: list[dict[str, Any]]) -> None:
                     rule = cel.compile_rule(raw)
                     assert rule.error == "", (crd["metadata"]["name"], raw["rule"])
                     assert rule.program is not None
-                    value = cel.to_cel(node, sample(node), resource=node is root)
+                    value = celvalues.to_cel(node, sample(node), resource=node is root)
                     activation = {"self": value}
                     if rule.transition:
                         activation["oldSelf"] = value
@@ -401,3 +401,14 @@ def test_immutable_field_rule_skipped_on_create(infos: dict[tuple[str, str], Res
     assert [str(e) for e in info.strategy.validate_update(new, old)] == [
         'spec.clusterQueue: Invalid value: "string": field is immutable'
     ]
+
+
+def test_every_definition_is_accepted_and_established(crds: list[dict[str, Any]]) -> None:
+    for crd in crds:
+        assert validate_crd(crd) == [], crd["metadata"]["name"]
+        status = crd_status(crd, now="2024-01-01T00:00:00Z")
+        established = [c for c in status["conditions"] if c["type"] == "Established"]
+        assert established[0]["status"] == "True"
+        applied_again = copy.deepcopy(crd)
+        applied_again["status"] = status
+        assert validate_crd(applied_again, applied_again) == []

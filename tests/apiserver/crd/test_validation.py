@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from numaplane.apiserver.crd.listtype import list_errors
 from numaplane.apiserver.crd.schema import parse
-from numaplane.apiserver.crd.validation import go_number, list_errors, validate
+from numaplane.apiserver.crd.validation import go_number, validate
 
 from .helpers import widget, widget_info
 

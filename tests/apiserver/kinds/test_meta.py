@@ -188,7 +188,7 @@ META_CASES = [
         'Pod "" is invalid: metadata.ownerReferences: Invalid value: '
         '[{"apiVersion":"v1","controller":true,"kind":"A","name":"x","uid":"1"},'
         '{"apiVersion":"v1","controller":true,"kind":"B","name":"y","uid":"2"}]: Only one '
-        'reference can have Controller set to true. Found "true" in references for A/x, B/y',
+        'reference can have Controller set to true. Found "true" in references for A/x and B/y',
     ),
 ]
 

@@ -208,6 +208,30 @@ INVALID_CASES = [
         "must be between 1 and 65535, inclusive",
     ),
     InvalidCase(
+        "toleration without key must be Exists",
+        pod(tolerations=[{"operator": "Equal", "value": "x", "effect": "NoSchedule"}]),
+        'Pod "p" is invalid: spec.tolerations[0].operator: Invalid value: "Equal": operator '
+        'must be Exists when `key` is empty, which means "match all values and all keys"',
+    ),
+    InvalidCase(
+        "toleration seconds need NoExecute",
+        pod(tolerations=[{"key": "k", "operator": "Exists", "tolerationSeconds": 5}]),
+        'Pod "p" is invalid: spec.tolerations[0].effect: Invalid value: "": effect must be '
+        "'NoExecute' when `tolerationSeconds` is set",
+    ),
+    InvalidCase(
+        "port names",
+        pod(
+            container(
+                ports=[{"containerPort": 80, "name": "Web"}, {"containerPort": 81, "name": "a--b"}]
+            )
+        ),
+        'Pod "p" is invalid: [spec.containers[0].ports[0].name: Invalid value: "Web": must '
+        "contain only alpha-numeric characters (a-z, 0-9), and hyphens (-), "
+        'spec.containers[0].ports[1].name: Invalid value: "a--b": must not contain consecutive '
+        "hyphens]",
+    ),
+    InvalidCase(
         "env name with '='",
         pod(container(env=[{"name": "A=B", "value": "x"}])),
         'Pod "p" is invalid: spec.containers[0].env[0].name: Invalid value: "A=B": a valid '
@@ -245,6 +269,7 @@ class UpdateCase:
     name: str
     change: dict[str, Any]
     first_error: str
+    old_spec: dict[str, Any] = field(default_factory=dict)
 
 
 UPDATE_CASES = [
@@ -264,12 +289,55 @@ UPDATE_CASES = [
         "spec.containers: Forbidden: pod updates may not add or remove containers",
     ),
     UpdateCase("deadline may be set", {"activeDeadlineSeconds": 60}, ""),
+    UpdateCase(
+        "gated pod gains node selector terms",
+        {"nodeSelector": {"zone": "a", "gpu": "h100"}},
+        "",
+        {"schedulingGates": [{"name": "kueue"}], "nodeSelector": {"zone": "a"}},
+    ),
+    UpdateCase(
+        "gated pod may not change node selector terms",
+        {"nodeSelector": {"zone": "b"}},
+        "spec.nodeSelector: Forbidden: only additions to spec.nodeSelector are allowed (no "
+        "mutations or deletions)",
+        {"schedulingGates": [{"name": "kueue"}], "nodeSelector": {"zone": "a"}},
+    ),
+    UpdateCase(
+        "scheduling gates may be removed",
+        {"schedulingGates": []},
+        "",
+        {"schedulingGates": [{"name": "kueue"}]},
+    ),
+    UpdateCase(
+        "scheduling gates may not be added",
+        {"schedulingGates": [{"name": "more"}]},
+        "spec.schedulingGates[0]: Forbidden: only deletion is allowed, but found new scheduling "
+        "gate 'more'",
+    ),
+    UpdateCase(
+        "tolerations may be added",
+        {"tolerations": [{"key": "k", "operator": "Exists"}]},
+        "",
+    ),
+    UpdateCase(
+        "toleration seconds may change",
+        {"tolerations": [{"key": "k", "effect": "NoExecute", "tolerationSeconds": 1}]},
+        "",
+        {"tolerations": [{"key": "k", "effect": "NoExecute", "tolerationSeconds": 60}]},
+    ),
+    UpdateCase(
+        "tolerations may not be removed",
+        {"tolerations": []},
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its "
+        "tolerationSeconds",
+        {"tolerations": [{"key": "k", "operator": "Exists"}]},
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", UPDATE_CASES, ids=lambda c: c.name)
 def test_pod_update_rules(case: UpdateCase) -> None:
-    old = stored(pod())
+    old = stored(pod(**case.old_spec))
     new = copy.deepcopy(old)
     new["spec"].update(copy.deepcopy(case.change))
     POD_STRATEGY.default(new)
@@ -293,6 +361,16 @@ def test_main_resource_keeps_status_and_status_endpoint_keeps_spec() -> None:
     assert status_write["status"]["phase"] == "Running"
     assert POD_STATUS_STRATEGY.validate_update(status_write, old) == []
     assert not POD_STRATEGY.bumps_generation(new, old)
+
+
+def test_v1_mirrors_ips_and_service_account() -> None:
+    obj = pod(serviceAccount="builder")
+    obj["status"] = {"podIP": "10.0.0.9", "hostIPs": [{"ip": "192.168.0.2"}]}
+    POD_STRATEGY.default(obj)
+    assert obj["spec"]["serviceAccountName"] == "builder"
+    assert obj["spec"]["serviceAccount"] == "builder"
+    assert obj["status"]["podIPs"] == [{"ip": "10.0.0.9"}]
+    assert obj["status"]["hostIP"] == "192.168.0.2"
 
 
 def test_field_set() -> None:

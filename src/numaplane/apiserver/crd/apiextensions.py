@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.celcheck import undefined_fields
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
 from numaplane.apiserver.errors import (
@@ -98,7 +99,13 @@ def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -
     """Upstream's ``ValidateCustomResourceDefinition`` (and ``...Update`` with ``old``): the
     name is ``<plural>.<group>``, group, scope, names, versions (unique, exactly one storage),
     each version's schema structural with compilable rules and valid defaults, printer
-    columns, subresources, conversion, stored versions."""
+    columns, subresources, conversion, stored versions.
+
+    ``crd`` is checked as :func:`default_crd` leaves it (upstream validates decoded, so
+    defaulted, objects): a definition without ``singular`` or ``listKind`` is not refused."""
+    defaulted = copy.deepcopy(dict(crd))
+    default_crd(defaulted)
+    crd = defaulted
     meta = crd.get("metadata") or {}
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
@@ -235,6 +242,7 @@ def _schema_errors(
 
 def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
+    nodes = {id(node.raw): node for node in parse(schema).walk()}
     for sub, sub_path in _walk_raw(schema, path):
         for i, raw in enumerate(sub.get("x-kubernetes-validations") or ()):
             rule = cel.compile_rule(raw)
@@ -243,6 +251,11 @@ def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
                 errs.append(required(f"{rule_path}.rule"))
             elif rule.error:
                 errs.append(invalid_value(f"{rule_path}.rule", rule.rule, rule.error))
+            else:
+                tree = cel.parse_rule(rule.rule)
+                for problem in undefined_fields(tree, nodes[id(sub)], root=sub is schema):
+                    detail = f"compilation failed: {problem}"
+                    errs.append(invalid_value(f"{rule_path}.rule", rule.rule, detail))
             if raw.get("message") is not None and not str(raw["message"]).strip():
                 errs.append(
                     required(f"{rule_path}.message", "message must be non-empty if specified")
@@ -374,87 +387,3 @@ def _stored_version_errors(crd: Mapping[str, Any]) -> list[FieldError]:
         if name not in names:
             errs.append(invalid_value(f"{path}[{i}]", name, "must appear in spec.versions"))
     return errs
-
-
-def _condition(
-    kind: str, status: bool, reason: str, message: str, now: str, old: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    shown = "True" if status else "False"
-    previous = next((c for c in old if c.get("type") == kind), None)
-    when = now
-    if (
-        previous is not None
-        and previous.get("status") == shown
-        and previous.get("lastTransitionTime")
-    ):
-        when = str(previous["lastTransitionTime"])
-    return {
-        "type": kind,
-        "status": shown,
-        "lastTransitionTime": when,
-        "reason": reason,
-        "message": message,
-    }
-
-
-def crd_status(
-    crd: Mapping[str, Any],
-    *,
-    now: str,
-    others: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
-    """The status the naming and establishing controllers give ``crd``: ``acceptedNames``,
-    conditions ``NamesAccepted`` and ``Established`` (False with ``NameConflict`` /
-    ``NotAccepted`` when another CRD of the group holds the plural or kind), and
-    ``storedVersions`` (the old ones plus the storage version). ``now`` is an RFC 3339 time;
-    a condition whose status does not change keeps its ``lastTransitionTime``."""
-    spec = crd.get("spec") or {}
-    names = dict(spec.get("names") or {})
-    old_status = crd.get("status") or {}
-    old_conditions = list(old_status.get("conditions") or ())
-    group = spec.get("group", "")
-    me = (crd.get("metadata") or {}).get("name", "")
-    conflict = ""
-    for other in others:
-        if (other.get("metadata") or {}).get("name", "") == me:
-            continue
-        other_spec = other.get("spec") or {}
-        if other_spec.get("group") != group:
-            continue
-        taken = (other.get("status") or {}).get("acceptedNames") or other_spec.get("names") or {}
-        if names.get("plural") and names.get("plural") == taken.get("plural"):
-            conflict = f'"{names["plural"]}" is already in use'
-        elif names.get("kind") and names.get("kind") == taken.get("kind"):
-            conflict = f'"{names["kind"]}" is already in use'
-        if conflict:
-            break
-    accepted = dict(old_status.get("acceptedNames") or {}) if conflict else names
-    if conflict:
-        named = _condition("NamesAccepted", False, "NameConflict", conflict, now, old_conditions)
-        established = _condition(
-            "Established", False, "NotAccepted", "not all names are accepted", now, old_conditions
-        )
-    else:
-        named = _condition(
-            "NamesAccepted", True, "NoConflicts", "no conflicts found", now, old_conditions
-        )
-        established = _condition(
-            "Established",
-            True,
-            "InitialNamesAccepted",
-            "the initial names have been accepted",
-            now,
-            old_conditions,
-        )
-    stored = list(old_status.get("storedVersions") or ())
-    for version in spec.get("versions") or ():
-        if version.get("storage") and version.get("name") not in stored:
-            stored.append(str(version["name"]))
-    others_conditions = [
-        c for c in old_conditions if c.get("type") not in ("NamesAccepted", "Established")
-    ]
-    return {
-        "acceptedNames": accepted,
-        "conditions": [named, established, *others_conditions],
-        "storedVersions": stored,
-    }

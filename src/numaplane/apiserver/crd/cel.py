@@ -27,8 +27,10 @@ import celpy
 from celpy import celtypes
 
 from numaplane.apiserver.crd import cellib
+from numaplane.apiserver.crd.celvalues import to_cel
+from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
+from numaplane.apiserver.crd.paths import child_path, index_path
 from numaplane.apiserver.crd.schema import Node
-from numaplane.apiserver.crd.validation import child_path, index_path
 from numaplane.apiserver.errors import OMIT, FieldError
 
 ROOT_PATH: Final = "<nil>"
@@ -42,42 +44,6 @@ REASONS: Final = (
 )
 
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
-
-#: Property names CEL cannot spell as written, escaped as Kubernetes does.
-_RESERVED: Final = frozenset(
-    {
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    }
-)
-
-
-def escape_name(name: str) -> str:
-    """A property name as CEL sees it (``__dash__``, ``__dot__``, ``__slash__``, reserved words
-    as ``__name__``, ``__`` as ``__underscores__``)."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    escaped = name.replace("__", "__underscores__")
-    return escaped.replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
 
 
 class CompileError(ValueError):
@@ -119,6 +85,14 @@ class CompiledRules:
 
 
 _ENV: Final = celpy.Environment()
+
+
+def parse_rule(text: str) -> Any:
+    """The parse tree of a rule (``CompileError`` worded as cel-go when it does not parse)."""
+    try:
+        return _ENV.compile(text)
+    except Exception as exc:  # celpy raises its own parse errors and lark's
+        raise CompileError(f"compilation failed: {_syntax_error(exc)}") from None
 
 
 def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
@@ -185,148 +159,85 @@ def compile_schema(root: Node) -> CompiledRules:
     return CompiledRules(root, by_node, frozenset(below))
 
 
-# ---- values --------------------------------------------------------------------------------
-
-
-class SetList(celtypes.ListType):
-    """A ``set`` or ``map`` list: equal to another with the same items in any order."""
-
-    unordered = True
-
-    def __eq__(self, other: object) -> bool:
-        return cellib.equal(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not cellib.equal(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-#: What CEL sees of ``metadata`` at the root and in embedded resources (upstream's schema for
-#: them declares only these).
-_VISIBLE_META: Final = ("name", "generateName")
-
-
-def to_cel(node: Node | None, value: Any, *, resource: bool = False) -> Any:
-    """A JSON value as the CEL value Kubernetes binds for a field of schema ``node``;
-    ``resource`` for the object's root, whose ``metadata`` shows only name and generateName."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return celtypes.BoolType(value)
-    if isinstance(value, int):
-        if node is not None and node.type == "number":
-            return celtypes.DoubleType(float(value))
-        return celtypes.IntType(value)
-    if isinstance(value, float):
-        if node is not None and node.type == "integer" and value.is_integer():
-            return celtypes.IntType(int(value))
-        return celtypes.DoubleType(value)
-    if isinstance(value, str):
-        return _string(node, value)
-    if isinstance(value, list):
-        items = node.items if node is not None else None
-        converted = [to_cel(items, v) for v in value]
-        if node is not None and node.list_type in ("set", "map"):
-            return SetList(converted)
-        return celtypes.ListType(converted)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        resource = resource or (node is not None and node.embedded)
-        for key, sub in value.items():
-            if resource and key == "metadata" and isinstance(sub, dict):
-                meta = {k: celtypes.StringType(v) for k, v in sub.items() if k in _VISIBLE_META}
-                out[celtypes.StringType("metadata")] = celtypes.MapType(
-                    {celtypes.StringType(k): v for k, v in meta.items()}
-                )
-                continue
-            prop = node.properties.get(key) if node is not None else None
-            if prop is not None:
-                out[celtypes.StringType(escape_name(key))] = to_cel(prop, sub)
-            else:
-                extra = node.additional if node is not None else None
-                out[celtypes.StringType(key)] = to_cel(extra, sub)
-        return celtypes.MapType(out)
-    return value
-
-
-def _string(node: Node | None, value: str) -> Any:
-    fmt = node.raw.get("format", "") if node is not None else ""
-    try:
-        if fmt in ("date-time", "datetime"):
-            return celtypes.TimestampType(value)
-        if fmt == "duration":
-            return celtypes.DurationType(value)
-    except (ValueError, TypeError):
-        pass
-    return celtypes.StringType(value)
-
-
 # ---- evaluation ----------------------------------------------------------------------------
 
 
-_ABSENT: Final = object()
+@dataclass
+class _Pass:
+    """One validation: its errors, and each node's value converted once."""
+
+    compiled: CompiledRules
+    errs: list[FieldError] = field(default_factory=list)
+    converted: dict[tuple[int, int, bool], Any] = field(default_factory=dict)
+
+    def cel_value(self, node: Node, value: Any, resource: bool) -> Any:
+        key = (id(node), id(value), resource)
+        found = self.converted.get(key, _MISS)
+        if found is _MISS:
+            found = self.converted[key] = to_cel(node, value, resource=resource)
+        return found
+
+
+_MISS: Final = object()
 
 
 def validate(compiled: CompiledRules, new: Any, old: Any | None) -> list[FieldError]:
-    """The rule failures of ``new`` (an update when ``old`` is not ``None``)."""
+    """The rule failures of ``new`` (an update when ``old`` is not ``None``).
+
+    On update, a rule that does not read ``oldSelf`` is not evaluated where the value is
+    unchanged from the correlated old one (upstream's validation ratcheting)."""
     if compiled.empty:
         return []
-    errs: list[FieldError] = []
-    _walk(compiled, compiled.root, new, old if old is not None else _ABSENT, "", errs)
-    return errs
+    run = _Pass(compiled)
+    _walk(run, compiled.root, new, old if old is not None else NO_OLD, "")
+    return run.errs
 
 
-def _walk(
-    compiled: CompiledRules, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
-) -> None:
-    if id(node) not in compiled.has_rules_below or value is None:
+def _walk(run: _Pass, node: Node, value: Any, old: Any, path: str) -> None:
+    if id(node) not in run.compiled.has_rules_below or value is None:
         return
-    for rule in compiled.by_node.get(id(node), ()):
-        _run(rule, node, value, old, path, errs)
+    unchanged = old is not NO_OLD and json_equal(value, old)
+    for rule in run.compiled.by_node.get(id(node), ()):
+        if unchanged and not rule.transition:
+            continue
+        _run(run, rule, node, value, old, path)
     if isinstance(value, dict):
         for key in sorted(value):
             sub = node.child(key)
             if sub is None:
                 continue
-            old_sub = old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT
-            _walk(compiled, sub, value[key], old_sub, child_path(path, key), errs)
+            old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            _walk(run, sub, value[key], old_sub, child_path(path, key))
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
         for i, item in enumerate(value):
-            _walk(compiled, node.items, item, olds[i], index_path(path, i), errs)
+            _walk(run, node.items, item, olds[i], index_path(path, i))
 
 
 def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
-    if node.list_type != "map" or not isinstance(old, list) or not node.map_keys:
-        return [_ABSENT] * len(value)
-
-    def key(item: Any) -> tuple[Any, ...] | None:
-        if not isinstance(item, dict):
-            return None
-        return tuple(repr(item.get(k)) for k in node.map_keys)
-
-    by_key = {key(item): item for item in old if key(item) is not None}
-    return [by_key.get(key(item), _ABSENT) for item in value]
+    # Transition rules correlate only through map lists (upstream: a set or atomic list item
+    # has no identity to carry oldSelf across an update).
+    if node.list_type != "map":
+        return [NO_OLD] * len(value)
+    return correlate(node, value, old)
 
 
-def _run(
-    rule: CompiledRule, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
-) -> None:
+def _run(run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path: str) -> None:
+    errs = run.errs
     where = _with_field_path(path, rule.field_path)
     shown_type = node.type
     if rule.program is None:
         errs.append(FieldError("FieldValueInvalid", where, shown_type, rule.error))
         return
     root = not path
-    activation: dict[str, Any] = {"self": to_cel(node, value, resource=root)}
+    activation: dict[str, Any] = {"self": run.cel_value(node, value, root)}
     if rule.transition:
-        if old is _ABSENT:
+        if old is NO_OLD:
             if not rule.optional_old_self:
                 return
             activation["oldSelf"] = cellib.Optional(None)
         else:
-            converted = to_cel(node, old, resource=root)
+            converted = run.cel_value(node, old, root)
             activation["oldSelf"] = (
                 cellib.Optional(converted) if rule.optional_old_self else converted
             )

@@ -1,7 +1,7 @@
-"""The Kubernetes CEL environment on cel-python: cel-go's equality and the libraries of
-k8s.io/apiserver/pkg/cel/library. One module because the functions share one name table
-(cel-python calls ``x.f(a)`` as ``f(x, a)``, so a name several libraries use, ``indexOf`` for
-strings and lists, dispatches on the receiver's type as cel-go's overloads do).
+"""The Kubernetes CEL environment on cel-python: cel-go's operators and the libraries of
+k8s.io/apiserver/pkg/cel/library. About 400 lines in one module because the functions share
+one name table: cel-python calls ``x.f(a)`` as ``f(x, a)``, so a name several libraries use
+(``indexOf`` for strings and lists) dispatches on the receiver's type as cel-go's overloads do.
 
 - equality and ordering as cel-go's (heterogeneous: ``1 == 1.0``, ``'a' == 1`` is false, int,
   uint and double compare numerically; ``set``/``map`` lists compare without order);
@@ -10,7 +10,8 @@ strings and lists, dispatches on the receiver's type as cel-go's overloads do).
   ``replace``, ``split``, ``substring``, ``trim``, ``join``, ``reverse``, ``format``;
 - regex: ``find``, ``findAll``;
 - ``quantity``/``isQuantity`` and their methods, ``url``/``isURL`` and getters, ``ip``/``isIP``,
-  ``cidr``/``isCIDR`` and their methods (:mod:`numaplane.apiserver.crd.celtypes_k8s`);
+  ``cidr``/``isCIDR`` and their methods (:mod:`numaplane.apiserver.crd.celtypes_k8s`),
+  ``format.<name>()`` (:mod:`numaplane.apiserver.crd.celformat`);
 - optionals for ``optionalOldSelf``: ``hasValue``, ``value``, ``orValue``.
 
 A function outside its domain returns a ``CELEvalError`` carrying cel-go's message
@@ -27,7 +28,9 @@ from typing import Any, Final
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
+from numaplane.apiserver.crd import celformat
 from numaplane.apiserver.crd import celtypes_k8s as k8s
+from numaplane.apiserver.crd.celvalues import equal, is_number
 
 
 def fail(message: str) -> CELEvalError:
@@ -35,19 +38,7 @@ def fail(message: str) -> CELEvalError:
     return CELEvalError(message)
 
 
-class Optional:
-    """``optional.of(v)`` / ``optional.none()``: what ``oldSelf`` is under ``optionalOldSelf``."""
-
-    def __init__(self, value: Any) -> None:
-        """``value`` is ``None`` for an absent optional."""
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Optional):
-            return equal(self.value, other.value)
-        return False
-
-    __hash__ = None  # type: ignore[assignment]
+Optional = k8s.Optional
 
 
 def _has_value(opt: Any) -> celtypes.BoolType:
@@ -69,64 +60,6 @@ def _or_value(opt: Any, default: Any) -> Any:
 # ---- equality and ordering (cel-go's heterogeneous equality)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(
-        value, celtypes.IntType | celtypes.UintType | celtypes.DoubleType | int | float
-    ) and not isinstance(value, bool | celtypes.BoolType)
-
-
-def equal(left: Any, right: Any) -> bool:
-    """cel-go's ``==``: numbers across int/uint/double, lists and maps deeply, other mixed types
-    unequal (never an error)."""
-    if left is None or right is None:
-        return left is None and right is None
-    if isinstance(left, bool | celtypes.BoolType) or isinstance(right, bool | celtypes.BoolType):
-        both = isinstance(left, bool | celtypes.BoolType) and isinstance(
-            right, bool | celtypes.BoolType
-        )
-        return both and bool(left) == bool(right)
-    if _is_number(left) and _is_number(right):
-        return (
-            float(left) == float(right)
-            if isinstance(left, float) or isinstance(right, float)
-            else int(left) == int(right)
-        )
-    if isinstance(left, str) and isinstance(right, str):
-        return str(left) == str(right)
-    if isinstance(left, list) and isinstance(right, list):
-        if len(left) != len(right):
-            return False
-        if getattr(left, "unordered", False) or getattr(right, "unordered", False):
-            return _same_items(left, right)
-        return all(equal(a, b) for a, b in zip(left, right, strict=True))
-    if isinstance(left, dict) and isinstance(right, dict):
-        if len(left) != len(right):
-            return False
-        return all(k in right and equal(v, right[k]) for k, v in left.items())
-    if isinstance(left, Optional) or isinstance(right, Optional):
-        return bool(left == right)
-    if type(left) is not type(right) and not (
-        isinstance(left, type(right)) or isinstance(right, type(left))
-    ):
-        return False
-    try:
-        return bool(left == right)
-    except TypeError:
-        return False
-
-
-def _same_items(left: list[Any], right: list[Any]) -> bool:
-    remaining = list(right)
-    for item in left:
-        for i, candidate in enumerate(remaining):
-            if equal(item, candidate):
-                del remaining[i]
-                break
-        else:
-            return False
-    return True
-
-
 def _eq(left: Any, right: Any) -> Any:
     if isinstance(left, CELEvalError):
         return left
@@ -146,7 +79,7 @@ def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
             return left
         if isinstance(right, CELEvalError):
             return right
-        if _is_number(left) and _is_number(right):
+        if is_number(left) and is_number(right):
             if isinstance(left, float) or isinstance(right, float):
                 return celtypes.BoolType(op(float(left), float(right)))
             return celtypes.BoolType(op(int(left), int(right)))
@@ -465,4 +398,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "containsCIDR": k8s.cidr_contains_cidr,
     "prefixLength": k8s.cidr_prefix_length,
     "masked": k8s.cidr_masked,
+    "named": celformat.format_named,
+    "validate": celformat.format_validate,
+    **celformat.FORMAT_FUNCTIONS,
 }

@@ -1,5 +1,6 @@
 """The value types of Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library): quantity,
-URL, IP and CIDR, with the functions over them. Errors are returned as ``CELEvalError`` values
+URL, IP, CIDR and named formats, with the functions over them, and the optional values
+``optionalOldSelf`` binds. Errors are returned as ``CELEvalError`` values
 worded as upstream's (``quantities must match the regular expression ...``)."""
 
 from __future__ import annotations
@@ -17,6 +18,21 @@ from numaplane.api.quantity import Quantity, QuantityError
 _QUANTITY_ERROR: Final = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
+
+
+class Optional:
+    """``optional.of(v)`` / ``optional.none()``: what ``oldSelf`` is under ``optionalOldSelf``."""
+
+    def __init__(self, value: Any) -> None:
+        """``value`` is ``None`` for an absent optional."""
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Optional):
+            return bool(self.value == other.value)
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class QuantityValue:

@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
+from numaplane.apiserver.crd.listtype import list_errors
 from numaplane.apiserver.crd.printer import CRDTablePrinter, find, parse_jsonpath, text_of
 from numaplane.apiserver.crd.pruning import prune, prune_nulls
 from numaplane.apiserver.crd.schema import Node, parse
-from numaplane.apiserver.crd.validation import list_errors, validate
+from numaplane.apiserver.crd.validation import embedded_errors, validate
 from numaplane.apiserver.errors import FieldError, forbidden_field, invalid_value, required
 from numaplane.apiserver.resource import ALL_VERBS, Object, ResourceInfo
 
@@ -159,13 +161,14 @@ class CRDStrategy:
     def validate(self, obj: Object) -> list[FieldError]:
         """Object meta, schema, list types, then CEL rules (upstream's order)."""
         errs = self._meta_validator(obj, self._namespaced)
-        errs.extend(self._schema_errors(obj))
+        errs.extend(self._schema_errors(obj, NO_OLD))
         return self._with_rules(errs, obj, None)
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
-        """As :meth:`validate`, with transition rules seeing ``oldSelf``."""
+        """As :meth:`validate`, with transition rules seeing ``oldSelf``, and schema and rule
+        errors in parts left unchanged not reported (upstream's ratcheting)."""
         errs = self._meta_validator(new, self._namespaced)
-        errs.extend(self._schema_errors(new))
+        errs.extend(self._schema_errors(new, old))
         return self._with_rules(errs, new, old)
 
     def _with_rules(
@@ -181,9 +184,12 @@ class CRDStrategy:
         errs.extend(cel.validate(self._compiled.rules, new, old))
         return errs
 
-    def _schema_errors(self, obj: Object) -> list[FieldError]:
+    def _schema_errors(self, obj: Object, old: Any) -> list[FieldError]:
+        # The schema is ratcheted against the old object; embedded resources and list types
+        # are checked in full, as upstream does.
         node = self._compiled.node
-        errs = validate(node, obj)
+        errs = validate(node, obj, old=old)
+        errs.extend(embedded_errors(node, obj))
         errs.extend(list_errors(node, obj))
         return errs
 
@@ -253,7 +259,8 @@ def crd_resource_infos(
 ) -> list[ResourceInfo]:
     """One :class:`ResourceInfo` per served version of ``crd`` (storage version noted).
 
-    ``extra`` carries ``schema`` (the version's raw ``openAPIV3Schema``), ``scale`` (the scale
+    ``extra`` carries ``schema`` and ``openapi_schema`` (the version's raw
+    ``openAPIV3Schema``, for OpenAPI and ``kubectl explain``), ``scale`` (the scale
     subresource's paths, or ``None``), ``crd`` (the CRD's name) and ``prune`` (a function
     pruning an object in place and returning the unknown-field paths).
     """
@@ -302,6 +309,7 @@ def crd_resource_infos(
                 storage_version=storage,
                 extra={
                     "schema": (version.get("schema") or {}).get("openAPIV3Schema"),
+                    "openapi_schema": (version.get("schema") or {}).get("openAPIV3Schema"),
                     "scale": compiled.scale,
                     "crd": (crd.get("metadata") or {}).get("name", ""),
                     "prune": strategy.prune,

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from numaplane.apiserver.errors import FieldError, invalid_value, not_supported
+from numaplane.apiserver.errors import FieldError, invalid_value
 from numaplane.apiserver.kinds.meta import (
     as_dict,
     as_list,
     as_str,
     is_qualified_name,
+    is_valid_label_value,
     metadata,
     name_is_dns_label,
     name_is_dns_subdomain,
     validate_immutable,
 )
+from numaplane.apiserver.kinds.podspec import validate_taint_effect
 from numaplane.apiserver.kinds.printing import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -38,7 +40,6 @@ Object = dict[str, Any]
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 KUBERNETES_FINALIZER: Final = "kubernetes"
 NAMESPACE_PHASES: Final = ("Active", "Terminating")
-TAINT_EFFECTS: Final = ("NoExecute", "NoSchedule", "PreferNoSchedule")
 
 
 # --- Namespace --------------------------------------------------------------------------------
@@ -167,17 +168,22 @@ def default_node(node: Object) -> None:
 
 
 def validate_node(node: Object) -> list[FieldError]:
-    """``ValidateNode``'s checks users meet: taints (key, effect)."""
+    """``ValidateNode``'s checks users meet: taints (key, value, effect, unique by key and
+    effect)."""
     errors: list[FieldError] = []
+    seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(as_list(as_dict(node.get("spec")).get("taints"))):
         taint = as_dict(taint)
+        at = f"spec.taints[{i}]"
         key = as_str(taint.get("key"))
-        errors.extend(
-            invalid_value(f"spec.taints[{i}].key", key, m) for m in is_qualified_name(key)
-        )
+        errors.extend(invalid_value(f"{at}.key", key, m) for m in is_qualified_name(key))
+        value = as_str(taint.get("value"))
+        errors.extend(invalid_value(f"{at}.value", value, m) for m in is_valid_label_value(value))
         effect = as_str(taint.get("effect"))
-        if effect not in TAINT_EFFECTS:
-            errors.append(not_supported(f"spec.taints[{i}].effect", effect, TAINT_EFFECTS))
+        errors.extend(validate_taint_effect(effect, False, f"{at}.effect"))
+        if (key, effect) in seen:
+            errors.append(invalid_value(at, taint, "taints must be unique by key and effect pair"))
+        seen.add((key, effect))
     return errors
 
 
