@@ -24,6 +24,7 @@ from numaplane.apiserver.rest_common import (
     object_key,
     resource_version,
     rfc3339,
+    storage_resource,
     success_status,
 )
 from numaplane.apiserver.rest_core import TERMINATING, ClusterCore
@@ -358,8 +359,9 @@ class DeleteVerbs(ClusterCore):
         validate_delete_options(dict(options or {}))
         matcher = build_matcher(info, label_selector, field_selector)
         scope = namespace if info.namespaced and namespace else None
-        items, list_rv = self.store.list(info.group_resource, scope)
-        matched = [o for o in items if matcher is None or matcher(o)]
+        items, list_rv = self.store.list(storage_resource(info), scope)
+        served = [as_served(o, info) for o in items]
+        matched = [o for o in served if matcher is None or matcher(o)]
         for obj in matched:
             metadata: dict[str, Any] = obj.get("metadata", {})
             try:
@@ -373,6 +375,6 @@ class DeleteVerbs(ClusterCore):
             "kind": info.list_kind,
             "apiVersion": info.group_version,
             "metadata": {"resourceVersion": str(list_rv)},
-            "items": [as_served(o, info) for o in matched],
+            "items": matched,
         }
         return RestResult(body)

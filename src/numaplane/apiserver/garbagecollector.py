@@ -23,7 +23,6 @@ from typing import Any, Final
 from numaplane.apiserver import errors
 from numaplane.apiserver.lifecycle import (
     CONTROLLER,
-    SYSTEM_NAMESPACES,
     Lifecycle,
     deleting,
     finalizers_of,
@@ -74,9 +73,8 @@ class Controllers:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Create the system namespaces, resync everything, then follow the store."""
-        for name in SYSTEM_NAMESPACES:
-            await self.lifecycle.ensure_namespace(name)
+        """Create the system objects, resync everything, then follow the store."""
+        await self.lifecycle.bootstrap()
         rv = self._resync()
         self._tasks = [
             asyncio.create_task(self._follow(rv), name="controllers-watch"),

@@ -1,8 +1,9 @@
 """The lifecycle controllers of one cluster, run by
 :class:`~numaplane.apiserver.garbagecollector.Controllers`:
 
-- the system namespaces (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``),
-  created at start as kube-apiserver's system-namespaces controller does;
+- the system namespaces (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``)
+  and PriorityClasses (``system-node-critical``, ``system-cluster-critical``), created at
+  start as kube-apiserver's bootstrap controllers do;
 - the namespace controller (``pkg/controller/namespace``): a Terminating namespace is emptied
   (its content deleted in the background), its ``status.conditions`` say what remains, then
   its ``kubernetes`` finalizer is removed and the namespace deleted;
@@ -20,6 +21,7 @@ import contextlib
 from typing import Any, Final
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.kinds.scheduling import SYSTEM_PRIORITY_CLASSES
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import Object, RequestContext, clone, meta, now_rfc3339
@@ -29,6 +31,7 @@ from numaplane.apiserver.user import UserInfo
 
 SYSTEM_NAMESPACES: Final = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACE_FINALIZER: Final = "kubernetes"
+PRIORITY_CLASSES: Final = "priorityclasses.scheduling.k8s.io"
 CRD_CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
 #: Who the controllers act as (the verbs do not authorize; the name is for the record).
 CONTROLLER: Final = RequestContext(
@@ -140,14 +143,22 @@ class Lifecycle:
         self.cluster = cluster
         self.store = cluster.store
 
-    async def ensure_namespace(self, name: str) -> None:
-        """Create the namespace ``name`` if it does not exist."""
-        if self.store.get_latest(ObjectKey("namespaces", "", name)) is not None:
+    async def bootstrap(self) -> None:
+        """What kube-apiserver creates at every start when missing: the system namespaces and
+        the system PriorityClasses."""
+        for name in SYSTEM_NAMESPACES:
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            await self._ensure("namespaces", body)
+        for priority_class in SYSTEM_PRIORITY_CLASSES:
+            await self._ensure(PRIORITY_CLASSES, clone(priority_class))
+
+    async def _ensure(self, resource: str, body: Object) -> None:
+        """Create the cluster-scoped ``body`` of ``resource`` if it does not exist."""
+        if self.store.get_latest(ObjectKey(resource, "", body["metadata"]["name"])) is not None:
             return
-        info = served_info(self.cluster, "namespaces")
+        info = served_info(self.cluster, resource)
         if info is None:
             return
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         with contextlib.suppress(errors.StatusError):
             await self.cluster.create(CONTROLLER, info, "", body)
 

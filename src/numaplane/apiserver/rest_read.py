@@ -19,6 +19,7 @@ from numaplane.apiserver.rest_common import (
     RestResult,
     as_served,
     object_key,
+    storage_resource,
 )
 from numaplane.apiserver.rest_core import ClusterCore
 from numaplane.apiserver.rest_sub import scale_paths, to_scale
@@ -257,6 +258,7 @@ class ReadVerbs(ClusterCore):
         _validate_list_options(resource_version, resource_version_match, continue_)
         matcher = build_matcher(info, label_selector, field_selector)
         scope = namespace if info.namespaced and namespace else None
+        resource = storage_resource(info)
         start: tuple[str, str] | None = None
         paginate = limit > 0 and resource_version != "0"
         current = self.store.current_rv()
@@ -269,28 +271,29 @@ class ReadVerbs(ClusterCore):
             start = _after_start(info, namespace, start_key)
             paginate = limit > 0
             if token_rv < 0:
-                items, list_rv = self.store.list(info.group_resource, scope)
+                items, list_rv = self.store.list(resource, scope)
             else:
                 try:
-                    items = self.store.list_at(info.group_resource, scope, token_rv)
+                    items = self.store.list_at(resource, scope, token_rv)
                 except errors.StatusError as error:
                     if error.code != 410:
                         raise
                     raise ExpiredContinue(encode_continue(-1, start_key)) from None
                 list_rv = token_rv
         elif resource_version in ("", "0"):
-            items, list_rv = self.store.list(info.group_resource, scope)
+            items, list_rv = self.store.list(resource, scope)
         else:
             wanted = _parse_rv(resource_version)
             if wanted > current:
                 raise too_large_resource_version(wanted, current)
             if resource_version_match == "Exact":
-                items = self.store.list_at(info.group_resource, scope, wanted)
+                items = self.store.list_at(resource, scope, wanted)
                 list_rv = wanted
             else:
-                items, list_rv = self.store.list(info.group_resource, scope)
+                items, list_rv = self.store.list(resource, scope)
         if start is not None:
             items = [o for o in items if _sort_key(o) > start]
+        items = [as_served(o, info) for o in items]
         if matcher is not None:
             items = [o for o in items if matcher(o)]
         list_meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
@@ -301,7 +304,8 @@ class ReadVerbs(ClusterCore):
             if matcher is None:
                 list_meta["remainingItemCount"] = remaining
         builtin = self.registry.is_builtin(info)
-        served = [_strip_type(o) if builtin else as_served(o, info) for o in items]
+        served = [_strip_type(o) for o in items] if builtin else items
+
         body: Object = {
             "kind": info.list_kind,
             "apiVersion": info.group_version,
@@ -341,7 +345,7 @@ class ReadVerbs(ClusterCore):
         scope = namespace if info.namespaced and namespace else None
         start_rv = from_rv if from_rv is not None else self.store.current_rv()
         try:
-            watcher = self.store.watch(info.group_resource, scope, from_rv)
+            watcher = self.store.watch(storage_resource(info), scope, from_rv)
         except errors.StatusError as error:
             return _error_stream(error)
         return _event_stream(
@@ -404,9 +408,13 @@ async def _event_stream(
                     yield "BOOKMARK", _bookmark(info, last_rv)
                 continue
             last_rv = max(last_rv, event.resource_version)
-            kind = _transition(event.type, event.object, event.prev_object, matcher)
+            obj = as_served(event.object, info)
+            prev = event.prev_object
+            if matcher is not None and prev is not None:
+                prev = as_served(prev, info)
+            kind = _transition(event.type, obj, prev, matcher)
             if kind is not None:
-                yield kind, as_served(event.object, info)
+                yield kind, obj
     finally:
         watcher.close()
 

@@ -5,6 +5,7 @@ authentication through :class:`~numaplane.apiserver.rest_common.TokenIssuer`).""
 from __future__ import annotations
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.kinds.pod import bind_pod
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import (
     Object,
@@ -45,55 +46,40 @@ class SubresourceVerbs(ClusterCore):
     async def _bind(
         self, ctx: RequestContext, namespace: str, url_name: str, body: Object
     ) -> RestResult:
-        """Assign a pod to a node: ``spec.nodeName``, the ``PodScheduled`` condition and the
-        binding's annotations, refused once the pod is bound, being deleted or gated."""
+        """Assign a pod to a node (``BindingREST``): ``spec.nodeName``, the ``PodScheduled``
+        condition and the binding's annotations, refused once the pod is bound, being deleted
+        or gated; the binding's uid and resourceVersion are preconditions."""
         binding = clone(body)
         metadata = meta(binding)
-        name = metadata.get("name", "")
-        if url_name and url_name != name:
-            raise errors.bad_request("name in URL does not match name in Binding object")
-        target = binding.get("target") or {}
-        errs: list[errors.FieldError] = []
-        if target.get("kind", "") not in ("", "Node"):
-            errs.append(
-                errors.not_supported("target.kind", target.get("kind"), ["Node", "<empty>"])
-            )
-        if not target.get("name"):
-            errs.append(errors.required("target.name"))
-        if errs:
-            raise errors.invalid("", "Binding", name, errs)
+        name = url_name or metadata.get("name", "")
         pods = self.registry.lookup("", "v1", "pods")
         if pods is None:
             raise errors.not_found("pods", name)
         key = object_key(pods, namespace, name)
-        pod = self.store.get_latest(key)
-        if pod is None:
-            raise errors.not_found("pods", name)
-        pod_meta = pod.get("metadata", {})
-        if metadata.get("uid") and metadata["uid"] != pod_meta.get("uid"):
-            raise _bind_refusal(
-                name,
-                f"Precondition failed: UID in precondition: {metadata['uid']}, "
-                f"UID in object meta: {pod_meta.get('uid', '')}",
-            )
-        if metadata.get("resourceVersion") and resource_version(binding) != resource_version(pod):
-            raise _bind_refusal(name, errors.OBJECT_MODIFIED)
-        if pod_meta.get("deletionTimestamp"):
-            raise _bind_refusal(name, f"pod {name} is being deleted, cannot be assigned to a host")
-        spec = pod.get("spec", {})
-        if spec.get("nodeName"):
-            raise _bind_refusal(
-                name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-            )
-        if spec.get("schedulingGates"):
-            raise _bind_refusal(name, f"pod {name} has non-empty .spec.schedulingGates")
-        bound = clone(pod)
-        bound.setdefault("spec", {})["nodeName"] = target["name"]
-        if metadata.get("annotations"):
-            meta(bound).setdefault("annotations", {}).update(metadata["annotations"])
-        _set_pod_scheduled(bound)
-        if not ctx.dry_run:
-            await self.store.update(key, bound, resource_version(pod))
+        for _ in range(16):
+            pod = self.store.get_latest(key)
+            if pod is None:
+                raise errors.not_found("pods", name)
+            pod_meta = pod.get("metadata", {})
+            if metadata.get("uid") and metadata["uid"] != pod_meta.get("uid"):
+                raise _bind_refusal(
+                    name,
+                    f"Precondition failed: UID in precondition: {metadata['uid']}, "
+                    f"UID in object meta: {pod_meta.get('uid', '')}",
+                )
+            pinned = bool(metadata.get("resourceVersion"))
+            if pinned and resource_version(binding) != resource_version(pod):
+                raise _bind_refusal(name, errors.OBJECT_MODIFIED)
+            bound = bind_pod(pod, binding, name)
+            _stamp_pod_scheduled(pod, bound)
+            if ctx.dry_run:
+                break
+            try:
+                await self.store.update(key, bound, resource_version(pod))
+                break
+            except errors.StatusError as error:
+                if error.reason != "Conflict" or pinned:
+                    raise
         return RestResult(
             {
                 "kind": "Status",
@@ -114,17 +100,19 @@ class SubresourceVerbs(ClusterCore):
         return RestResult(self.token_issuer.token_request(namespace, name, clone(body)), 201)
 
 
-def _set_pod_scheduled(pod: Object) -> None:
-    """``podutil.UpdatePodCondition`` with ``PodScheduled=True``."""
-    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
-    for condition in conditions:
-        if condition.get("type") == "PodScheduled":
-            if condition.get("status") != "True":
-                condition["status"] = "True"
-                condition["lastTransitionTime"] = now_rfc3339()
-            return
-    conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": None})
-    conditions[-1]["lastTransitionTime"] = now_rfc3339()
+def _stamp_pod_scheduled(pod: Object, bound: Object) -> None:
+    """``podutil.UpdatePodCondition``'s transition time: now when PodScheduled turns True,
+    the old time when it already was."""
+    before = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or ()}.get(
+        "PodScheduled"
+    )
+    for condition in bound.get("status", {}).get("conditions") or ():
+        if condition.get("type") != "PodScheduled":
+            continue
+        if before is not None and before.get("status") == "True":
+            condition["lastTransitionTime"] = before.get("lastTransitionTime")
+        else:
+            condition["lastTransitionTime"] = now_rfc3339()
 
 
 def scale_paths(info: ResourceInfo) -> dict[str, str]:

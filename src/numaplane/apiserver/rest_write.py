@@ -11,12 +11,16 @@ patches in ``rest_patch``.
 
 from __future__ import annotations
 
-import importlib
+import contextlib
+import dataclasses
 import uuid
 from typing import Any
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.apply import record_update
 from numaplane.apiserver.crd import crd_status, default_crd
+from numaplane.apiserver.kinds.admission import admit_pod
+from numaplane.apiserver.kinds.scheduling import admit_priority_class
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo, Strategy
 from numaplane.apiserver.rest_common import (
@@ -39,6 +43,7 @@ from numaplane.apiserver.rest_core import CREATE_ON_UPDATE, ClusterCore
 from numaplane.apiserver.rest_sub import from_scale, scale_paths, to_scale
 from numaplane.apiserver.storage import ObjectKey
 
+PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
 #: Upstream's ``maxNameGenerationCreateAttempts``: a generated name is retried this many times.
 GENERATE_NAME_ATTEMPTS = 8
 #: The finalizer the apiextensions server puts on a CRD so that its objects go first.
@@ -115,9 +120,39 @@ class WriteVerbs(ClusterCore):
         metadata = meta(obj)
         generated = bool(metadata.get("generateName")) and not metadata.get("name")
         self._check_namespace_open(info, namespace, metadata.get("name", ""))
+        self._admit(info, namespace, obj, None)
         self._prepare_create(ctx, info, obj)
         stored = await self._store_new(ctx, info, obj, generated)
+        if info.group_resource == "namespaces" and not ctx.dry_run:
+            await self._default_service_account(ctx, stored)
         return RestResult(as_served(stored, info), 201, warnings)
+
+    def _admit(self, info: ResourceInfo, namespace: str, obj: Object, old: Object | None) -> None:
+        """The default admission plugins that change or refuse objects: ServiceAccount,
+        Priority and DefaultTolerationSeconds on new pods, Priority on PriorityClasses."""
+        if info.group_resource == "pods" and old is None:
+            account_name = obj.get("spec", {}).get("serviceAccountName") or "default"
+            account = self.store.get_latest(ObjectKey("serviceaccounts", namespace, account_name))
+            admit_pod(
+                obj,
+                namespace,
+                service_account=account,
+                priority_classes=self.store.list(PRIORITY_CLASSES)[0],
+                token_volume_suffix=generate_name("")[-5:],
+            )
+        elif info.group_resource == PRIORITY_CLASSES:
+            admit_priority_class(obj, self.store.list(PRIORITY_CLASSES)[0], old is None)
+
+    async def _default_service_account(self, ctx: RequestContext, ns: Object) -> None:
+        """The service-account controller's ``default`` account of a new namespace, created at
+        once (so that a pod created right after the namespace finds it)."""
+        info = self.registry.lookup("", "v1", "serviceaccounts")
+        name = ns.get("metadata", {}).get("name", "")
+        if info is None or self.store.get_latest(ObjectKey("serviceaccounts", name, "default")):
+            return
+        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+        with contextlib.suppress(errors.StatusError):
+            await self.create(dataclasses.replace(ctx, field_manager=""), info, name, account)
 
     def _prepare_create(self, ctx: RequestContext, info: ResourceInfo, obj: Object) -> None:
         """``rest.BeforeCreate``: system fields, the strategy, validation, CRD steps."""
@@ -140,7 +175,7 @@ class WriteVerbs(ClusterCore):
             finalizers = metadata.setdefault("finalizers", [])
             if CRD_CLEANUP_FINALIZER not in finalizers:
                 finalizers.append(CRD_CLEANUP_FINALIZER)
-        self._record_managed(ctx, None, obj)
+        self._record_managed(ctx, info, None, obj)
         for_storage(obj, info)
         check_size(obj)
 
@@ -209,15 +244,25 @@ class WriteVerbs(ClusterCore):
             "metadata"
         ].get("uid", "")
 
-    def _record_managed(self, ctx: RequestContext, old: Object | None, new: Object) -> None:
+    def _record_managed(
+        self,
+        ctx: RequestContext,
+        info: ResourceInfo,
+        old: Object | None,
+        new: Object,
+        subresource: str = "",
+    ) -> None:
         """Record ``ctx.field_manager``'s fields in ``metadata.managedFields``."""
         if not ctx.field_manager:
             return
-        try:
-            apply = importlib.import_module("numaplane.apiserver.apply")
-        except ImportError:
-            return
-        meta(new)["managedFields"] = apply.record_update(old, new, ctx.field_manager, now_rfc3339())
+        meta(new)["managedFields"] = record_update(
+            old,
+            new,
+            ctx.field_manager,
+            now_rfc3339(),
+            subresource=subresource,
+            schema=self.registry.patch_schema(info),
+        )
 
     def _refuse_terminating_crd(self, info: ResourceInfo, verb: str) -> None:
         crd = self.registry.crd_for(info.group_resource)
@@ -348,7 +393,9 @@ class WriteVerbs(ClusterCore):
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
                 f"{old_meta.get('uid', '')}",
             )
-        self._before_update(ctx, info, new, old, subresource)
+        if not subresource:
+            self._admit(info, key.namespace, new, old)
+        self._before_update(ctx, info, new, as_served(old, info), subresource)
         new_meta["resourceVersion"] = str(old_rv)
         if new == old:
             # etcd3's GuaranteedUpdate writes nothing when the bytes do not change.
@@ -409,7 +456,7 @@ class WriteVerbs(ClusterCore):
         _raise_invalid(info, new_meta.get("name", ""), strategy.validate_update(new, old))
         if info.group_resource == CRD_RESOURCE and not subresource:
             self._crd_status(new)
-        self._record_managed(ctx, old, new)
+        self._record_managed(ctx, info, old, new, subresource)
         for_storage(new, info)
         check_size(new)
 
