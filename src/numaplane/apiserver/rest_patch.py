@@ -6,13 +6,13 @@ patch itself names no resourceVersion."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from typing import Any, Final
 
 import yaml
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.apply import apply
 from numaplane.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import (
@@ -67,10 +67,6 @@ def _names_resource_version(patch_type: str, doc: Any) -> bool:
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in doc
         )
     return isinstance(doc, dict) and bool((doc.get("metadata") or {}).get("resourceVersion"))
-
-
-def _lib(name: str) -> Any:
-    return importlib.import_module(f"numaplane.apiserver.{name}")
 
 
 class PatchVerbs(WriteVerbs):
@@ -135,7 +131,7 @@ class PatchVerbs(WriteVerbs):
                         continue
                     raise
             current = clone(as_served(old, info))
-            patched = self._patched(ctx, info, patch_type, current, body, doc, force)
+            patched = self._patched(ctx, info, patch_type, current, body, doc, force, subresource)
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch does not result in an object")
             before = set(self._unknown(info, current))
@@ -178,7 +174,9 @@ class PatchVerbs(WriteVerbs):
         body: bytes,
         doc: Any,
         force: bool,
+        subresource: str = "",
     ) -> Any:
+        """``current`` with the patch applied (by its type)."""
         if patch_type == JSON_PATCH:
             return json_patch(current, body)
         if patch_type == MERGE_PATCH:
@@ -188,7 +186,15 @@ class PatchVerbs(WriteVerbs):
             if current.get("apiVersion") == "autoscaling/v1" and current.get("kind") == "Scale":
                 kind_key = ("autoscaling", "Scale")
             return strategic_merge_patch(current, body, kind_key)
-        return _lib("apply").apply(current, doc, ctx.field_manager, force, now_rfc3339())
+        return apply(
+            current,
+            doc,
+            ctx.field_manager,
+            force,
+            now_rfc3339(),
+            schema=self.registry.patch_schema(info),
+            subresource=subresource,
+        )
 
     async def _apply_create(
         self,
@@ -200,7 +206,14 @@ class PatchVerbs(WriteVerbs):
         force: bool,
     ) -> RestResult:
         """Server-side apply of a missing object: the applied configuration, created."""
-        obj = _lib("apply").apply(None, clone(doc), ctx.field_manager, force, now_rfc3339())
+        obj = apply(
+            None,
+            clone(doc),
+            ctx.field_manager,
+            force,
+            now_rfc3339(),
+            schema=self.registry.patch_schema(info),
+        )
         metadata = meta(obj)
         if metadata.get("name", name) != name:
             raise errors.bad_request(
