@@ -66,9 +66,9 @@ class TokenIssuer(Protocol):
         """``secret`` (type ``kubernetes.io/service-account-token``) with ``token``,
         ``ca.crt`` and ``namespace`` filled, as upstream's tokens controller writes it."""
 
-    def token_request(self, namespace: str, name: str, request: Object) -> Object:
-        """The answered ``TokenRequest`` for the ServiceAccount ``namespace/name``
-        (``serviceaccounts/NAME/token``; 404 when it does not exist)."""
+    def token_request(self, service_account: Object, request: Object) -> Object:
+        """The answered ``TokenRequest`` for ``service_account``
+        (``serviceaccounts/NAME/token``)."""
 
 
 #: A resource served by a handler instead of the store (``SelfSubjectAccessReview``, ...):

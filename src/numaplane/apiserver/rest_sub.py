@@ -94,10 +94,14 @@ class SubresourceVerbs(ClusterCore):
     def _token_request(
         self, info: ResourceInfo, namespace: str, name: str, body: Object
     ) -> RestResult:
-        """``serviceaccounts/NAME/token``: a signed token, issued by authentication."""
+        """``serviceaccounts/NAME/token``: a signed token for an existing ServiceAccount,
+        issued by authentication."""
         if self.token_issuer is None:
             raise errors.method_not_supported(f"{info.group_resource}/token", "create")
-        return RestResult(self.token_issuer.token_request(namespace, name, clone(body)), 201)
+        account = self.store.get_latest(object_key(info, namespace, name))
+        if account is None:
+            raise errors.not_found(info.group_resource, name)
+        return RestResult(self.token_issuer.token_request(account, clone(body)), 201)
 
 
 def _stamp_pod_scheduled(pod: Object, bound: Object) -> None:
