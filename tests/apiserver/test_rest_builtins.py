@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from numaplane.apiserver.lifecycle import event_last_write
 from numaplane.apiserver.registry import Registry
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest import Cluster
@@ -268,5 +269,30 @@ def test_server_side_apply_creates_then_conflicts(tmp_path: Path) -> None:
             force=True,
         )  # fmt: skip
         assert forced.body["data"] == {"a": "2"}
+
+    run(tmp_path, body)
+
+
+def test_events_expire_an_hour_after_their_last_write(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        core = served(cluster.registry, "", "events")
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "e1"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"},
+            "reason": "Scheduled",
+            "message": "bound",
+            "type": "Normal",
+            "source": {"component": "test"},
+        }
+        created = (await cluster.create(CTX, core, "default", event)).body
+        written = event_last_write(created)
+        assert written is not None
+        lifecycle = cluster.controllers.lifecycle
+        assert await lifecycle.expire_events(written + 1800) == 0
+        assert cluster.store.get_latest(ObjectKey("events", "default", "e1")) is not None
+        assert await lifecycle.expire_events(written + 3601) == 1
+        assert cluster.store.get_latest(ObjectKey("events", "default", "e1")) is None
 
     run(tmp_path, body)

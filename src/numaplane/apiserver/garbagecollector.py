@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, Final
 
 from numaplane.apiserver import errors
@@ -37,6 +38,8 @@ from numaplane.apiserver.storage import ObjectKey, WatchEvent
 
 LOG = logging.getLogger(__name__)
 
+#: How often Events past their TTL are looked for.
+EVENT_SWEEP_S: Final = 60.0
 ORPHAN: Final = "orphan"
 FOREGROUND: Final = "foregroundDeletion"
 
@@ -79,7 +82,16 @@ class Controllers:
         self._tasks = [
             asyncio.create_task(self._follow(rv), name="controllers-watch"),
             asyncio.create_task(self._work(), name="controllers-work"),
+            asyncio.create_task(self._expire_events(), name="controllers-event-ttl"),
         ]
+
+    async def _expire_events(self) -> None:
+        while True:
+            await asyncio.sleep(EVENT_SWEEP_S)
+            try:
+                await self.lifecycle.expire_events(time.time())
+            except Exception:  # a bug must not stop the sweeps
+                LOG.exception("event expiry failed")
 
     async def stop(self) -> None:
         """Stop following the store and working."""

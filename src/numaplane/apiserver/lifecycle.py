@@ -8,6 +8,8 @@
   (its content deleted in the background), its ``status.conditions`` say what remains, then
   its ``kubernetes`` finalizer is removed and the namespace deleted;
 - the service-account controller: a ``default`` ServiceAccount in every live namespace;
+- the expiry of Events an hour after their last write (kube-apiserver's ``--event-ttl``,
+  which etcd leases enforce upstream);
 - the apiextensions finalizer: a deleted CRD is marked Terminating, its objects are deleted,
   then its ``customresourcecleanup`` finalizer is removed.
 
@@ -17,7 +19,9 @@ of times.
 
 from __future__ import annotations
 
+import calendar
 import contextlib
+import time
 from typing import Any, Final
 
 from numaplane.apiserver import errors
@@ -32,6 +36,9 @@ from numaplane.apiserver.user import UserInfo
 SYSTEM_NAMESPACES: Final = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACE_FINALIZER: Final = "kubernetes"
 PRIORITY_CLASSES: Final = "priorityclasses.scheduling.k8s.io"
+#: kube-apiserver's default ``--event-ttl``.
+EVENT_TTL_S: Final = 3600.0
+_EVENT_TIMES: Final = ("lastTimestamp", "eventTime", "firstTimestamp")
 CRD_CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
 #: Who the controllers act as (the verbs do not authorize; the name is for the record).
 CONTROLLER: Final = RequestContext(
@@ -73,6 +80,30 @@ async def remove_finalizer(cluster: ClusterCore, key: ObjectKey, finalizer: str)
         except errors.StatusError as error:
             if error.reason != "Conflict":
                 raise
+
+
+def _epoch(text: object) -> float | None:
+    """An RFC 3339 time (``metav1.Time`` or ``MicroTime``) as epoch seconds, or None."""
+    if not isinstance(text, str) or len(text) < 19:
+        return None
+    try:
+        parsed = time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    return calendar.timegm(parsed)
+
+
+def event_last_write(event: Object) -> float | None:
+    """When an Event was last written, as far as the object tells: the newest of its times
+    (``lastTimestamp``, ``eventTime``, ``series.lastObservedTime``, the managed-fields times,
+    ``creationTimestamp``)."""
+    metadata = event.get("metadata", {})
+    texts: list[object] = [event.get(field) for field in _EVENT_TIMES]
+    texts.append((event.get("series") or {}).get("lastObservedTime"))
+    texts.extend(m.get("time") for m in metadata.get("managedFields") or () if isinstance(m, dict))
+    texts.append(metadata.get("creationTimestamp"))
+    times = [t for t in map(_epoch, texts) if t is not None]
+    return max(times) if times else None
 
 
 def _condition(kind: str, remaining: bool, reason: str, message: str, now: str) -> Object:
@@ -302,3 +333,17 @@ class Lifecycle:
         with contextlib.suppress(errors.StatusError):
             written = await self.store.update(key, new, int(crd["metadata"]["resourceVersion"]))
             self.cluster.registry.set_crd(written)
+
+    async def expire_events(self, now: float, ttl_s: float = EVENT_TTL_S) -> int:
+        """Delete the Events last written more than ``ttl_s`` before ``now``; how many."""
+        expired = 0
+        for obj in self.store.list("events")[0]:
+            written = event_last_write(obj)
+            if written is None or written > now - ttl_s:
+                continue
+            metadata = obj.get("metadata", {})
+            key = ObjectKey("events", metadata.get("namespace", ""), metadata.get("name", ""))
+            with contextlib.suppress(errors.StatusError):
+                await self.store.delete(key, int(metadata.get("resourceVersion", "0")))
+                expired += 1
+        return expired
