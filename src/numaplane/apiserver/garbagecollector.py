@@ -32,7 +32,7 @@ from numaplane.apiserver.lifecycle import (
 )
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
-from numaplane.apiserver.rest_common import Object, clone, meta
+from numaplane.apiserver.rest_common import Object, clone, meta, storage_resource
 from numaplane.apiserver.rest_core import ClusterCore
 from numaplane.apiserver.storage import ObjectKey, WatchEvent
 
@@ -105,6 +105,8 @@ class Controllers:
     async def settle(self) -> None:
         """Return once every write so far has been seen and no work is left (tests and
         shutdown use it; a controller step's own writes are followed too)."""
+        if not self._tasks:
+            return  # not running: nothing will catch up
         async with self._changed:
             while True:
                 done = (
@@ -241,7 +243,7 @@ class Controllers:
             return "solid"  # a kind not served cannot be checked; never delete on a guess
         namespace = obj.get("metadata", {}).get("namespace", "") if info.namespaced else ""
         owner = self.store.get_latest(
-            ObjectKey(info.group_resource, namespace, str(ref.get("name", "")))
+            ObjectKey(storage_resource(info), namespace, str(ref.get("name", "")))
         )
         if owner is None or owner.get("metadata", {}).get("uid") != ref.get("uid"):
             return "dangling"
