@@ -120,7 +120,12 @@ LIST_ERRORS = [
         400, "specifying resource version is not allowed when using continue",
     ),
     ListErrorCase(
-        "bad-continue", {"continue_": "%%%"}, 400, "continue key is not valid",
+        "bad-continue", {"continue_": "ab%%"}, 400,
+        "continue key is not valid: illegal base64 data at input byte 2",
+    ),
+    ListErrorCase(
+        "foreign-continue", {"continue_": "e30"}, 400,
+        "continue key is not valid: server does not recognize this encoded version",
     ),
     ListErrorCase(
         "too-large-rv", {"resource_version": "999999"}, 504, "Too large resource version: 999999",

@@ -36,6 +36,7 @@ CONTINUE_EXPIRED: Final = (
 BOOKMARK_INTERVAL_S: Final = 60.0
 #: The ``v`` of a continue token, as upstream encodes it.
 CONTINUE_VERSION: Final = "meta.k8s.io/v1"
+_URL_BASE64: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 Matcher = Callable[[Object], bool]
 
@@ -62,12 +63,21 @@ def encode_continue(rv: int, start: str) -> str:
 
 
 def decode_continue(token: str) -> tuple[int, str]:
-    """``(rv, start key)`` of a continue token, or 400 ``continue key is not valid``."""
+    """``(rv, start key)`` of a continue token, or 400 ``continue key is not valid`` with Go's
+    words for what does not decode."""
+    bad = next((i for i, c in enumerate(token) if c not in _URL_BASE64), None)
+    if bad is None and len(token) % 4 == 1:
+        bad = len(token) - 1
+    if bad is not None:
+        raise errors.bad_request(
+            f"continue key is not valid: illegal base64 data at input byte {bad}"
+        )
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = json.loads(raw)
-    except (binascii.Error, ValueError) as error:
-        raise errors.bad_request(f"continue key is not valid: {error}") from None
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError):
+        raise errors.bad_request(
+            "continue key is not valid: invalid character looking for beginning of value"
+        ) from None
     if not isinstance(data, dict) or data.get("v") != CONTINUE_VERSION:
         raise errors.bad_request(
             "continue key is not valid: server does not recognize this encoded version"
