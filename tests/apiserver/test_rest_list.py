@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from numaplane.apiserver.rest import Cluster
-from numaplane.apiserver.rest_read import CONTINUE_EXPIRED, decode_continue, encode_continue
+from numaplane.apiserver.rest_listopts import CONTINUE_EXPIRED, decode_continue, encode_continue
 from tests.apiserver.rest_support import (
     CONFIGMAPS,
     CTX,

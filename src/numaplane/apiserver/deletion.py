@@ -28,7 +28,7 @@ from numaplane.apiserver.rest_common import (
     success_status,
 )
 from numaplane.apiserver.rest_core import TERMINATING, ClusterCore
-from numaplane.apiserver.rest_read import build_matcher
+from numaplane.apiserver.rest_listopts import build_matcher
 from numaplane.apiserver.storage import ObjectKey
 
 ORPHAN: Final = "orphan"

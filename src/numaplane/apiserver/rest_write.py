@@ -11,18 +11,15 @@ patches in ``rest_patch``.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import uuid
 from typing import Any
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.apply import record_update
-from numaplane.apiserver.crd import crd_status, default_crd
-from numaplane.apiserver.kinds.admission import admit_pod
-from numaplane.apiserver.kinds.scheduling import admit_priority_class
+from numaplane.apiserver.crd import default_crd
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo, Strategy
+from numaplane.apiserver.rest_admission import AdmissionSteps
 from numaplane.apiserver.rest_common import (
     Object,
     RequestContext,
@@ -43,7 +40,6 @@ from numaplane.apiserver.rest_core import CREATE_ON_UPDATE, ClusterCore
 from numaplane.apiserver.rest_sub import from_scale, scale_paths, to_scale
 from numaplane.apiserver.storage import ObjectKey
 
-PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
 #: Upstream's ``maxNameGenerationCreateAttempts``: a generated name is retried this many times.
 GENERATE_NAME_ATTEMPTS = 8
 #: The finalizer the apiextensions server puts on a CRD so that its objects go first.
@@ -88,7 +84,7 @@ def _raise_invalid(info: ResourceInfo, name: str, errs: list[errors.FieldError])
         raise errors.invalid(info.group, info.kind, name, errs)
 
 
-class WriteVerbs(ClusterCore):
+class WriteVerbs(AdmissionSteps):
     """``create`` and ``update`` of one cluster."""
 
     async def create(
@@ -126,33 +122,6 @@ class WriteVerbs(ClusterCore):
         if info.group_resource == "namespaces" and not ctx.dry_run:
             await self._default_service_account(ctx, stored)
         return RestResult(as_served(stored, info), 201, warnings)
-
-    def _admit(self, info: ResourceInfo, namespace: str, obj: Object, old: Object | None) -> None:
-        """The default admission plugins that change or refuse objects: ServiceAccount,
-        Priority and DefaultTolerationSeconds on new pods, Priority on PriorityClasses."""
-        if info.group_resource == "pods" and old is None:
-            account_name = obj.get("spec", {}).get("serviceAccountName") or "default"
-            account = self.store.get_latest(ObjectKey("serviceaccounts", namespace, account_name))
-            admit_pod(
-                obj,
-                namespace,
-                service_account=account,
-                priority_classes=self.store.list(PRIORITY_CLASSES)[0],
-                token_volume_suffix=generate_name("")[-5:],
-            )
-        elif info.group_resource == PRIORITY_CLASSES:
-            admit_priority_class(obj, self.store.list(PRIORITY_CLASSES)[0], old is None)
-
-    async def _default_service_account(self, ctx: RequestContext, ns: Object) -> None:
-        """The service-account controller's ``default`` account of a new namespace, created at
-        once (so that a pod created right after the namespace finds it)."""
-        info = self.registry.lookup("", "v1", "serviceaccounts")
-        name = ns.get("metadata", {}).get("name", "")
-        if info is None or self.store.get_latest(ObjectKey("serviceaccounts", name, "default")):
-            return
-        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
-        with contextlib.suppress(errors.StatusError):
-            await self.create(dataclasses.replace(ctx, field_manager=""), info, name, account)
 
     def _prepare_create(self, ctx: RequestContext, info: ResourceInfo, obj: Object) -> None:
         """``rest.BeforeCreate``: system fields, the strategy, validation, CRD steps."""
@@ -209,40 +178,10 @@ class WriteVerbs(ClusterCore):
             return stored
         raise AssertionError("unreachable")
 
-    def _crd_status(self, crd: Object) -> None:
-        """What the naming and establishing controllers write: accepted names (unless another
-        CRD of the group holds them), ``Established``, ``storedVersions``."""
-        others, _ = self.store.list(CRD_RESOURCE)
-        crd["status"] = crd_status(crd, now=now_rfc3339(), others=others)
-
     def _after_write(self, info: ResourceInfo, stored: Object) -> None:
         """Keep the registry current after a write to a CRD."""
         if info.group_resource == CRD_RESOURCE:
             self.registry.set_crd(stored)
-
-    def _fill_token_secret(self, secret: Object) -> None:
-        """The tokens controller's work, done at once so that a reader never sees a
-        ``kubernetes.io/service-account-token`` Secret without its token."""
-        if self.token_issuer is None:
-            return
-        if secret.get("type") != "kubernetes.io/service-account-token":
-            return
-        if (secret.get("data") or {}).get("token"):
-            return
-        metadata = meta(secret)
-        annotations = metadata.get("annotations") or {}
-        sa_name = annotations.get("kubernetes.io/service-account.name", "")
-        sa = self.store.get_latest(
-            ObjectKey("serviceaccounts", metadata.get("namespace", ""), sa_name)
-        )
-        if sa is None:
-            return
-        filled = self.token_issuer.fill_secret(secret, sa)
-        secret.clear()
-        secret.update(filled)
-        meta(secret).setdefault("annotations", {})["kubernetes.io/service-account.uid"] = sa[
-            "metadata"
-        ].get("uid", "")
 
     def _record_managed(
         self,
@@ -263,13 +202,6 @@ class WriteVerbs(ClusterCore):
             subresource=subresource,
             schema=self.registry.patch_schema(info),
         )
-
-    def _refuse_terminating_crd(self, info: ResourceInfo, verb: str) -> None:
-        crd = self.registry.crd_for(info.group_resource)
-        if crd is not None and crd.get("metadata", {}).get("deletionTimestamp"):
-            error = errors.method_not_supported(info.group_resource, verb)
-            error.message = f"{verb} not allowed while custom resource definition is terminating"
-            raise error
 
     async def update(
         self,
