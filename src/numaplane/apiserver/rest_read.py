@@ -56,6 +56,8 @@ class ReadVerbs(ClusterCore):
     ) -> RestResult:
         """The object ``name`` (its ``status`` subresource is the same object)."""
         del ctx
+        if "get" not in info.verbs:
+            raise errors.method_not_supported(info.group_resource, "get")
         if subresource and subresource not in info.subresources:
             raise errors.StatusError(
                 404, "NotFound", "the server could not find the requested resource"
@@ -83,6 +85,8 @@ class ReadVerbs(ClusterCore):
         """A ``<Kind>List`` of the objects in ``namespace`` ("" for all) that match the
         selectors, paginated by ``limit``/``continue_``."""
         del ctx
+        if "list" not in info.verbs:
+            raise errors.method_not_supported(info.group_resource, "list")
         validate_list_options(resource_version, resource_version_match, continue_)
         matcher = build_matcher(info, label_selector, field_selector)
         scope = namespace if info.namespaced and namespace else None
@@ -162,6 +166,8 @@ class ReadVerbs(ClusterCore):
         else every change after it; a compacted resourceVersion is one ``ERROR`` event (410),
         as the watch cache answers. Bad options and selectors raise at once (400, 422)."""
         del ctx
+        if "watch" not in info.verbs:
+            raise errors.method_not_supported(info.group_resource, "watch")
         validate_watch_options(resource_version_match, send_initial_events)
         matcher = build_matcher(info, label_selector, field_selector)
         wanted = 0 if resource_version in ("", "0") else parse_rv(resource_version)
