@@ -182,3 +182,20 @@ def test_scale_subresource(tmp_path: Path) -> None:
         assert error.code == 409
 
     run_cluster(tmp_path, body)
+
+
+def test_dry_run_crd_delete_changes_nothing(tmp_path: Path) -> None:
+    async def body(cluster: Cluster) -> None:
+        await with_crd(cluster)
+        dry = dataclasses.replace(CTX, dry_run=True)
+        held = (await cluster.delete(dry, CRDS, "", "widgets.example.com", {})).body
+        assert held["metadata"]["deletionTimestamp"]
+        await cluster.settle()
+        v1 = cluster.registry.lookup("example.com", "v1", "widgets")
+        assert v1 is not None
+        assert (await cluster.create(CTX, v1, "default", widget("w"))).code == 201
+        stored = cluster.store.get_latest(ObjectKey(CRD_RESOURCE, "", "widgets.example.com"))
+        assert stored is not None
+        assert "deletionTimestamp" not in stored["metadata"]
+
+    run_cluster(tmp_path, body)

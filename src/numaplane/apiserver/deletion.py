@@ -285,7 +285,7 @@ class DeleteVerbs(ClusterCore):
                 written = current if obj == current else obj
             else:
                 written = await self.store.update(key, obj, rv)
-            self._after_delete_write(info, written)
+                self._after_delete_write(info, written)
             if pending_finalizers or int(options.get("gracePeriodSeconds") or 0) > 0:
                 return RestResult(as_served(written, info))
             rv = resource_version(written)
