@@ -250,13 +250,20 @@ def test_watch_turns_selector_transitions_into_added_and_deleted(tmp_path: Path)
         await cluster.update(CTX, CONFIGMAPS, "default", "x", away)
         await cluster.create(CTX, CONFIGMAPS, "default", labelled("y", tier="web"))
         await cluster.delete(CTX, CONFIGMAPS, "default", "y", {})
-        assert await take(stream, 5) == [
+        events = [await anext(stream) for _ in range(5)]
+        assert [(k, o["metadata"]["name"]) for k, o in events] == [
             ("ADDED", "x"),
             ("MODIFIED", "x"),
             ("DELETED", "x"),
             ("ADDED", "y"),
             ("DELETED", "y"),
         ]
+        # Leaving the selection: the last matching state, at the event's resourceVersion.
+        left = events[2][1]
+        assert left["metadata"]["labels"] == {"tier": "web"}
+        assert int(left["metadata"]["resourceVersion"]) > int(
+            touched["metadata"]["resourceVersion"]
+        )
 
     run_cluster(tmp_path, body)
 

@@ -247,6 +247,11 @@ async def _event_stream(
             if matcher is not None and prev is not None:
                 prev = as_served(prev, info)
             kind = _transition(event.type, obj, prev, matcher)
+            if kind == "DELETED" and event.type == "MODIFIED" and prev is not None:
+                # Leaving the selection: the watch cache sends the last state that matched,
+                # at the event's resourceVersion.
+                obj = {**prev, "metadata": {**prev.get("metadata", {})}}
+                obj["metadata"]["resourceVersion"] = str(event.resource_version)
             if kind is not None:
                 yield kind, obj
     finally:
