@@ -5,28 +5,15 @@ encoding (cases after the Kubernetes server-side apply documentation)."""
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numaplane.apiserver.apply import (
-    ANCIENT_CHANGES,
-    MAX_UPDATE_MANAGERS,
-    apply,
-    record_update,
-)
+from numaplane.apiserver.apply import LAST_APPLIED, apply, build_last_applied, record_update
 from numaplane.apiserver.errors import StatusError
-from numaplane.apiserver.fieldpath import (
-    compare,
-    from_fields_v1,
-    merge,
-    path_string,
-    to_field_set,
-    to_fields_v1,
-)
+from numaplane.apiserver.managedfields import ANCIENT_CHANGES, MAX_UPDATE_MANAGERS
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
 
 T0, T1, T2, T3 = (f"2024-01-0{d}T00:00:00Z" for d in range(1, 5))
@@ -65,7 +52,7 @@ def test_apply_creates_and_records_the_documented_entry() -> None:
     ]
 
 
-DEPLOYMENT = {
+DEPLOYMENT: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Thing",
     "metadata": {"name": "d", "namespace": "default"},
@@ -243,86 +230,128 @@ def test_update_managers_are_capped_into_ancient_changes() -> None:
     assert f"m{MAX_UPDATE_MANAGERS + 1}" in managers
 
 
-@dataclass(frozen=True)
-class MergeCase:
-    name: str
-    live: Any
-    config: Any
-    expected: Any
+def test_reset_fields_are_owned_by_nobody() -> None:
+    config = {**copy.deepcopy(DEPLOYMENT), "status": {"phase": "Done"}}
+    out = apply(None, config, "m", False, T0, reset_fields=[("status",)])
+    assert _managers(out)["m", "Apply"]["fieldsV1"] == {
+        "f:spec": {"f:paused": {}, "f:replicas": {}}
+    }
+    status_write = copy.deepcopy(out)
+    status_write["status"] = {"phase": "Running"}
+    entries = record_update(
+        out, status_write, "kubelet", T1, subresource="status", reset_fields=[("spec",)]
+    )
+    kubelet = next(e for e in entries if e["manager"] == "kubelet")
+    assert kubelet["subresource"] == "status"
+    assert kubelet["fieldsV1"] == {"f:status": {"f:phase": {}}}
 
 
-SET_AND_MAP = Schema(
-    fields={
-        "s": Schema(list_type="set"),
-        "m": Schema(list_type="map", map_keys=("k",)),
-        "a": Schema(list_type="atomic"),
+def test_unmanaged_live_object_is_first_owned_by_before_first_apply() -> None:
+    live = copy.deepcopy(DEPLOYMENT)  # written without field tracking
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 1}}
+    with pytest.raises(StatusError) as caught:
+        apply(live, config, "m", False, T1)
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .spec.replicas'
+    )
+    out = apply(live, {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 3}}, "m", False, T1)
+    assert {e["manager"] for e in out["metadata"]["managedFields"]} == {"m", "before-first-apply"}
+
+
+def _client_side_applied(spec: dict[str, Any]) -> dict[str, Any]:
+    # What `kubectl apply` (client side) leaves: its annotation and its Update entry.
+    obj = {**copy.deepcopy(DEPLOYMENT), "spec": spec}
+    obj["metadata"]["annotations"] = {LAST_APPLIED: build_last_applied(obj)}
+    return _created(obj, "kubectl-client-side-apply")
+
+
+def test_kubectl_server_side_apply_takes_over_client_side_applied_fields() -> None:
+    live = _client_side_applied({"replicas": 3, "paused": False})
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 5, "paused": False}}
+    out = apply(live, config, "kubectl", False, T1)
+    assert out["spec"]["replicas"] == 5
+    assert out["metadata"]["annotations"][LAST_APPLIED] == build_last_applied(config)
+    with pytest.raises(StatusError, match="conflict with"):
+        apply(live, config, "someone-else", False, T1)
+
+
+def test_kubectl_still_conflicts_outside_the_last_applied_configuration() -> None:
+    live = _client_side_applied({"paused": False})
+    live["spec"]["replicas"] = 3
+    live["metadata"]["managedFields"] = record_update(
+        _client_side_applied({"paused": False}), live, "kubectl-scale", T1
+    )
+    config = {**copy.deepcopy(DEPLOYMENT), "spec": {"replicas": 5, "paused": False}}
+    with pytest.raises(StatusError) as caught:
+        apply(live, config, "kubectl", False, T2)
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "kubectl-scale" using v1: .spec.replicas'
+    )
+
+
+def test_last_applied_annotation_is_go_json() -> None:
+    obj = {"kind": "K", "metadata": {"name": "a<b", "annotations": {LAST_APPLIED: "old"}}}
+    assert build_last_applied(obj) == (
+        '{"kind":"K","metadata":{"annotations":{},"name":"a\\u003cb"}}\n'
+    )
+
+
+def test_duplicate_keys_in_an_applied_configuration_are_refused() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "image": "a"}, {"name": "c", "image": "b"}]},
+    }
+    with pytest.raises(StatusError) as caught:
+        apply(None, pod, "m", False, T0)  # the Pod's schema comes from its apiVersion/kind
+    assert caught.value.message == (
+        "failed to create typed patch object (ns/p; /v1, Kind=Pod): "
+        '.spec.containers: duplicate entries for key [name="c"]'
+    )
+
+
+def test_custom_resource_create_owns_its_spec_node() -> None:
+    # A custom resource's zero object is empty, so its create owns `spec` itself too.
+    entries = record_update(None, copy.deepcopy(DEPLOYMENT), "creator", T0)
+    assert entries[0]["fieldsV1"] == {"f:spec": {".": {}, "f:paused": {}, "f:replicas": {}}}
+
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_CONFIGS = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("v1"),
+        "kind": st.just("Pod"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.just("p")},
+            optional={"labels": st.dictionaries(_NAMES, _NAMES, max_size=2)},
+        ),
+        "spec": st.fixed_dictionaries(
+            {
+                "containers": st.lists(
+                    st.fixed_dictionaries({"name": _NAMES, "image": _NAMES}),
+                    min_size=1,
+                    max_size=3,
+                    unique_by=lambda c: c["name"],
+                )
+            },
+            optional={"restartPolicy": _NAMES},
+        ),
     }
 )
-MERGES = [
-    MergeCase("atomic list replaced", {"a": [1, 2]}, {"a": [3]}, {"a": [3]}),
-    MergeCase(
-        "set union keeps live-only items", {"s": ["a", "b"]}, {"s": ["c"]}, {"s": ["a", "b", "c"]}
-    ),
-    MergeCase(
-        "keyed items merge",
-        {"m": [{"k": 1, "x": 1}, {"k": 2, "x": 2}]},
-        {"m": [{"k": 2, "y": 3}]},
-        {"m": [{"k": 1, "x": 1}, {"k": 2, "x": 2, "y": 3}]},
-    ),
-    MergeCase(
-        "config order for shared items",
-        {"s": ["a", "b", "c"]},
-        {"s": ["c", "a"]},
-        {"s": ["b", "c", "a"]},
-    ),
-    MergeCase("null clears", {"x": 1, "y": 2}, {"x": None}, {"y": 2}),
-]
 
 
-@pytest.mark.parametrize("case", MERGES, ids=lambda c: c.name)
-def test_structured_merge(case: MergeCase) -> None:
-    assert merge(case.live, case.config, SET_AND_MAP) == case.expected
-
-
-def test_path_strings_as_conflicts_print_them() -> None:
-    schema = Schema(
-        fields={
-            "m": Schema(list_type="map", map_keys=("name", "port")),
-            "s": Schema(list_type="set"),
-        }
-    )
-    fields = to_field_set({"m": [{"name": "a", "port": 80}], "s": ["x"]}, schema)
-    assert sorted(path_string(p) for p in fields) == [
-        '.m[name="a",port=80]',
-        '.m[name="a",port=80].name',
-        '.m[name="a",port=80].port',
-        '.s[="x"]',
-    ]
-
-
-_JSON = st.recursive(
-    st.one_of(st.integers(-3, 3), st.text(max_size=2), st.booleans()),
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
-    ),
-    max_leaves=12,
-)
-_OBJECTS = st.fixed_dictionaries(
-    {"s": st.lists(st.text("xyz", max_size=2), max_size=4, unique=True)},
-    optional={"o": st.dictionaries(st.text("ab", max_size=2), _JSON, max_size=3)},
-)
-
-
-@given(_OBJECTS)
-def test_fields_v1_round_trips(obj: dict[str, Any]) -> None:
-    fields = to_field_set(obj, SET_AND_MAP)
-    assert from_fields_v1(to_fields_v1(fields)) == fields
-
-
-@given(_OBJECTS, _OBJECTS)
-def test_compare_and_merge_laws(a: dict[str, Any], b: dict[str, Any]) -> None:
-    assert compare(a, a, SET_AND_MAP) == (frozenset(), frozenset(), frozenset())
-    assert merge(a, a, SET_AND_MAP) == a
-    added, _, removed = compare(a, b, SET_AND_MAP)
-    assert not (added & removed)
-    assert added <= to_field_set(b, SET_AND_MAP) | {p[:i] for p in added for i in range(1, len(p))}
+@given(_CONFIGS, _CONFIGS)
+def test_apply_is_idempotent_and_owns_exactly_its_configuration(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    live = apply(None, first, "one", False, T0)
+    again = apply(live, first, "one", False, T1)
+    assert again == live  # nothing changed, not even the entry's time
+    moved = apply(live, second, "one", False, T2)
+    # With a single manager, re-applying a different configuration leaves exactly it.
+    fresh = apply(None, second, "one", False, T2)
+    assert {k: v for k, v in moved.items() if k != "metadata"} == {
+        k: v for k, v in fresh.items() if k != "metadata"
+    }
+    assert moved["metadata"].get("labels") == fresh["metadata"].get("labels")

@@ -20,8 +20,9 @@ the field manager does, since removed fields that have defaults get them back.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError, bad_request
@@ -32,193 +33,63 @@ from numaplane.apiserver.fieldpath import (
     FieldSet,
     Path,
     compare,
-    from_fields_v1,
     merge,
     path_string,
     remove_items,
     same_value,
     to_field_set,
-    to_fields_v1,
     with_named_fields,
 )
-from numaplane.apiserver.patchmeta import UNKNOWN, Schema
-
-MAX_UPDATE_MANAGERS: Final = 10
-ANCIENT_CHANGES: Final = "ancient-changes"
-
-
-def _p(*names: str) -> Path:
-    return tuple(("f", n) for n in names)
-
-
-#: Fields nobody owns (the field manager strips them from every set).
-STRIPPED: Final[FieldSet] = frozenset(
-    {
-        _p("apiVersion"),
-        _p("kind"),
-        _p("metadata"),
-        _p("metadata", "name"),
-        _p("metadata", "namespace"),
-        _p("metadata", "creationTimestamp"),
-        _p("metadata", "selfLink"),
-        _p("metadata", "uid"),
-        _p("metadata", "clusterName"),
-        _p("metadata", "generation"),
-        _p("metadata", "managedFields"),
-        _p("metadata", "resourceVersion"),
-    }
+from numaplane.apiserver.managedfields import (
+    STRIPPED,
+    Managed,
+    ManagedEntry,
+    cap_updaters,
+    conflict_error,
+    decode_managed_fields,
+    drop_empty,
+    encode_managed_fields,
+    field_path,
 )
+from numaplane.apiserver.patchmeta import Schema, builtin_schema
+from numaplane.errors import NumaplaneError
+
+BEFORE_FIRST_APPLY: Final = "before-first-apply"
+KUBECTL: Final = "kubectl"
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
 
-@dataclass(frozen=True)
-class ManagedEntry:
-    """One ``managedFields`` entry, decoded."""
-
-    manager: str
-    operation: str
-    api_version: str
-    fields: FieldSet
-    time: str | None = None
-    subresource: str = ""
-
-    def ident(self) -> tuple[str, str, str, str]:
-        """Who this entry is: appliers are one manager across API versions, updaters not."""
-        version = "" if self.operation == "Apply" else self.api_version
-        return (self.manager, self.operation, version, self.subresource)
-
-    def encode(self) -> dict[str, Any]:
-        """The ``ManagedFieldsEntry`` JSON, keys in upstream's order."""
-        out: dict[str, Any] = {
-            "manager": self.manager,
-            "operation": self.operation,
-            "apiVersion": self.api_version,
-        }
-        if self.time is not None:
-            out["time"] = self.time
-        out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = to_fields_v1(self.fields)
-        if self.subresource:
-            out["subresource"] = self.subresource
-        return out
+def schema_of(obj: Mapping[str, Any]) -> Schema:
+    """The schema hint of a built-in kind from ``obj``'s ``apiVersion``/``kind`` (object
+    metadata only for other kinds): what :func:`apply` and :func:`record_update` use when the
+    caller passes none. Custom resources should pass their CRD's
+    (:func:`~numaplane.apiserver.patchmeta.custom_resource_schema`)."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return builtin_schema(group, str(obj.get("kind", "")))
 
 
-Managed = dict[tuple[str, str, str, str], ManagedEntry]
+def _reset_filter(reset_fields: Sequence[Sequence[str]]) -> Callable[[FieldSet], FieldSet]:
+    # The strategy's reset fields (`status` of the main resource, `spec` of `status`): nobody
+    # comes to own them by writing there, as upstream's ignore filter has it.
+    prefixes = [field_path(*names) for names in reset_fields]
 
+    def keep(fields: FieldSet) -> FieldSet:
+        if not prefixes:
+            return fields
+        return frozenset(p for p in fields if not any(p[: len(x)] == x for x in prefixes))
 
-def decode_managed_fields(entries: Any) -> Managed:
-    """The entries of ``metadata.managedFields`` by manager identity; raises ``ValueError``
-    for entries the field manager could not read."""
-    managed: Managed = {}
-    if entries is None:
-        return managed
-    if not isinstance(entries, list):
-        raise ValueError("managedFields must be a list")
-    for raw in entries:
-        if not isinstance(raw, Mapping):
-            raise ValueError("managedFields entry must be an object")
-        operation = raw.get("operation", "")
-        if operation not in ("Apply", "Update"):
-            raise ValueError(f"unknown operation {operation!r}")
-        if raw.get("fieldsType", "FieldsV1") != "FieldsV1":
-            raise ValueError(f"invalid fieldsType {raw.get('fieldsType')!r}")
-        fields = from_fields_v1(raw.get("fieldsV1") or {})
-        entry = ManagedEntry(
-            manager=str(raw.get("manager", "")),
-            operation=operation,
-            api_version=str(raw.get("apiVersion", "")),
-            fields=fields,
-            time=raw.get("time"),
-            subresource=str(raw.get("subresource", "")),
-        )
-        if entry.ident() in managed:
-            raise ValueError(f"duplicate entries for manager {entry.manager!r}")
-        managed[entry.ident()] = entry
-    return managed
-
-
-def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
-    """The ``managedFields`` list, sorted as upstream: operation, time, manager, apiVersion,
-    subresource."""
-    entries = sorted(
-        managed.values(),
-        key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
-    )
-    return [e.encode() for e in entries]
+    return keep
 
 
 def _without_managed(obj: Mapping[str, Any] | None) -> Any:
+    # A shallow view: the walks never modify their inputs, and what apply returns is copied.
     if obj is None:
         return MISSING
-    out = copy.deepcopy(dict(obj))
+    out = dict(obj)
     meta = out.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     return out
-
-
-def _drop_empty(managed: Managed, keep: tuple[str, str, str, str] | None = None) -> Managed:
-    return {i: e for i, e in managed.items() if e.fields or i == keep}
-
-
-def _cap_updaters(managed: Managed) -> Managed:
-    updaters = [i for i, e in managed.items() if e.operation == "Update"]
-    if len(updaters) <= MAX_UPDATE_MANAGERS:
-        return managed
-    updaters.sort(key=lambda i: (managed[i].time or "", i))
-    out = dict(managed)
-    count = len(updaters)
-    for ident in updaters:
-        if count <= MAX_UPDATE_MANAGERS:
-            break
-        entry = out.pop(ident)
-        bucket_id = (ANCIENT_CHANGES, "Update", entry.api_version, "")
-        bucket = out.get(bucket_id)
-        if bucket is None:
-            out[bucket_id] = replace(entry, manager=ANCIENT_CHANGES, subresource="")
-        else:
-            times = [t for t in (bucket.time, entry.time) if t]
-            out[bucket_id] = replace(
-                bucket, fields=bucket.fields | entry.fields, time=max(times) if times else None
-            )
-            count -= 1
-    return out
-
-
-def _print_manager(entry: ManagedEntry) -> str:
-    shown = f'"{entry.manager}"'
-    if entry.subresource:
-        shown += f' with subresource "{entry.subresource}"'
-    if entry.operation == "Update":
-        shown += f" using {entry.api_version}"
-    return shown
-
-
-def conflict_error(conflicts: list[tuple[ManagedEntry, Path]]) -> StatusError:
-    """The 409 of an apply that conflicts, worded and detailed as kube-apiserver's."""
-    causes = [
-        {
-            "reason": "FieldManagerConflict",
-            "message": f"conflict with {_print_manager(e)}",
-            "field": path_string(p),
-        }
-        for e, p in conflicts
-    ]
-    if len(conflicts) == 1:
-        entry, path = conflicts[0]
-        message = (
-            f"Apply failed with 1 conflict: conflict with {_print_manager(entry)}: "
-            f"{path_string(path)}"
-        )
-    else:
-        by_manager: dict[str, list[Path]] = {}
-        for entry, path in conflicts:
-            by_manager.setdefault(_print_manager(entry), []).append(path)
-        lines: list[str] = []
-        for shown in sorted(by_manager):
-            lines.append(f"conflicts with {shown}:")
-            lines.extend(f"- {path_string(p)}" for p in by_manager[shown])
-        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return StatusError(409, "Conflict", message, {"causes": causes})
 
 
 def _gvknn(obj: Mapping[str, Any]) -> str:
@@ -231,6 +102,12 @@ def _gvknn(obj: Mapping[str, Any]) -> str:
     )
 
 
+class _ConflictsError(NumaplaneError):
+    def __init__(self, conflicts: list[tuple[ManagedEntry, Path]]) -> None:
+        super().__init__("conflicts")
+        self.conflicts = conflicts
+
+
 def apply(
     live: Mapping[str, Any] | None,
     applied: Mapping[str, Any],
@@ -238,31 +115,79 @@ def apply(
     force: bool,
     now: str,
     *,
-    schema: Schema = UNKNOWN,
+    schema: Schema | None = None,
     subresource: str = "",
+    reset_fields: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """Server-side apply of ``applied`` by ``manager`` to ``live`` (``None`` creates the object).
 
     Returns the new object with its ``metadata.managedFields``; raises :class:`StatusError`:
     409 on conflicts (unless ``force``), 400 when the configuration carries managedFields, 500
     (as upstream) for a configuration that does not fit the schema's list keys. ``now`` is the
-    RFC 3339 time written into the entry when the object changes."""
+    RFC 3339 time written into the entry when the object changes. ``reset_fields`` are the
+    field paths the strategy resets on this endpoint (``[("status",)]`` for the main resource of
+    a kind with a status subresource): applying them owns nothing and conflicts with nobody.
+
+    As kube-apiserver's field manager: a live object nobody manages yet is first recorded as
+    written by ``before-first-apply``; for the manager ``kubectl`` (``kubectl apply
+    --server-side``), conflicts on fields of the object's client-side-apply annotation
+    (``kubectl.kubernetes.io/last-applied-configuration``) are taken over, and that annotation
+    is kept in step with the applied configuration."""
     meta = applied.get("metadata")
     if isinstance(meta, Mapping) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
+    if schema is None:
+        schema = schema_of(applied)
     try:
         managed = decode_managed_fields(((live or {}).get("metadata") or {}).get("managedFields"))
     except (ValueError, FieldPathError) as err:
         raise StatusError(500, "", f"failed to decode managed fields: {err}") from None
-    before = _without_managed(live)
-    base = before if before is not MISSING else {}
+    if live is not None and not managed:
+        entries = record_update(None, live, BEFORE_FIRST_APPLY, now, schema=schema)
+        managed = decode_managed_fields(entries)
+    keep = _reset_filter(reset_fields)
     try:
-        config_set = to_field_set(applied, schema)
-        merged = merge(base, copy.deepcopy(dict(applied)), schema)
+        config_set = keep(to_field_set(applied, schema, allow_duplicates=False))
+        merged = merge(
+            _without_managed(live) if live is not None else {},
+            copy.deepcopy(dict(applied)),
+            schema,
+        )
     except FieldPathError as err:
         raise StatusError(
             500, "", f"failed to create typed patch object ({_gvknn(applied)}): {err}"
         ) from None
+    args = (live, applied, merged, config_set, manager, managed, now, schema, subresource, keep)
+    try:
+        result = _apply_core(*args, force=force)
+    except _ConflictsError as found:
+        allowed = _last_applied_fields(live, schema) if manager == KUBECTL else None
+        remaining = [(e, p) for e, p in found.conflicts if allowed is None or p not in allowed]
+        if remaining:
+            raise conflict_error(remaining) from None
+        result = _apply_core(*args, force=True)
+    annotations = (result.get("metadata") or {}).get("annotations")
+    if manager == KUBECTL and isinstance(annotations, dict) and LAST_APPLIED in annotations:
+        annotations[LAST_APPLIED] = build_last_applied(applied)
+    return result
+
+
+def _apply_core(
+    live: Mapping[str, Any] | None,
+    applied: Mapping[str, Any],
+    merged: Any,
+    config_set: FieldSet,
+    manager: str,
+    managed: Managed,
+    now: str,
+    schema: Schema,
+    subresource: str,
+    keep: Callable[[FieldSet], FieldSet],
+    *,
+    force: bool,
+) -> dict[str, Any]:
+    managed = dict(managed)
+    base = _without_managed(live) if live is not None else {}
     version = str(applied.get("apiVersion", ""))
     entry = ManagedEntry(manager, "Apply", version, config_set, subresource=subresource)
     ident = entry.ident()
@@ -273,27 +198,52 @@ def apply(
     if last is not None and last.fields:
         merged = _prune(merged, managed, last.fields, schema)
     added, modified, removed = compare(base, merged, schema)
-    changed = added | modified
+    changed = keep(added | modified)
+    removed = keep(removed)
     conflicts: list[tuple[ManagedEntry, Path]] = []
     for other_id, other in managed.items():
         if other_id == ident:
             continue
         conflicts.extend((other, p) for p in sorted(other.fields & changed, key=path_string))
     if conflicts and not force:
-        raise conflict_error(conflicts)
+        raise _ConflictsError(conflicts)
     for other_id, other in list(managed.items()):
         if other_id != ident:
             managed[other_id] = replace(other, fields=other.fields - changed - removed)
-    managed = _drop_empty(managed, keep=ident)
+    managed = drop_empty(managed, keep=ident)
     managed = {i: replace(e, fields=e.fields - STRIPPED) for i, e in managed.items()}
     object_changed = not same_value(base, merged)
     if object_changed or managed[ident].time is None:
         managed[ident] = replace(managed[ident], time=now)
-    result: dict[str, Any] = merged if object_changed else copy.deepcopy(base)
+    result: dict[str, Any] = copy.deepcopy(merged) if object_changed else copy.deepcopy(base)
     result.setdefault("metadata", {})["managedFields"] = encode_managed_fields(
-        _cap_updaters(managed)
+        cap_updaters(managed)
     )
     return result
+
+
+def _last_applied_fields(live: Mapping[str, Any] | None, schema: Schema) -> FieldSet | None:
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED)
+    if not isinstance(text, str):
+        return None
+    try:
+        return to_field_set(json.loads(text), schema)
+    except (ValueError, FieldPathError):
+        return None
+
+
+def build_last_applied(applied: Mapping[str, Any]) -> str:
+    """The client-side-apply annotation for ``applied``: its JSON (keys sorted, HTML-safe as
+    Go's encoder writes it, a final newline) without the annotation itself."""
+    obj = copy.deepcopy(dict(applied))
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+        meta["annotations"].pop(LAST_APPLIED, None)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escaped)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
 
 
 def _prune(merged: Any, managed: Managed, last: FieldSet, schema: Schema) -> Any:
@@ -317,8 +267,8 @@ def _baseline(new: Mapping[str, Any], schema: Schema) -> dict[str, Any]:
     # What a create compares against: the zero object of the kind, whose struct fields are
     # present but empty (so creating a Pod does not own `spec` itself, as upstream).
     base: dict[str, Any] = {"metadata": {}}
-    for name in ("spec", "status"):
-        if name in schema.fields and name in new:
+    for name in schema.zero_fields:
+        if name in new:
             base[name] = {}
     return base
 
@@ -331,12 +281,17 @@ def record_update(
     *,
     operation: str = "Update",
     subresource: str = "",
-    schema: Schema = UNKNOWN,
+    schema: Schema | None = None,
+    reset_fields: Sequence[Sequence[str]] = (),
 ) -> list[dict[str, Any]]:
     """The ``managedFields`` of ``new`` after a create (``old`` is ``None``), update or patch
     by ``manager``: it owns what it added or changed, which other managers lose, and what was
     removed is nobody's any more. Managed fields sent in ``new`` replace the live ones (an empty
-    list resets them), as upstream; on a subresource they are ignored."""
+    list resets them), as upstream; on a subresource they are ignored. ``reset_fields`` as for
+    :func:`apply`."""
+    keep = _reset_filter(reset_fields)
+    if schema is None:
+        schema = schema_of(new)
     live_entries = ((old or {}).get("metadata") or {}).get("managedFields")
     new_entries = (new.get("metadata") or {}).get("managedFields")
     try:
@@ -361,18 +316,19 @@ def record_update(
         added, modified, removed = compare(before, after, schema)
     except FieldPathError:
         return encode_managed_fields(managed)
-    taken = (added | modified) - removed
+    taken = keep((added | modified) - removed)
+    removed = keep(removed)
     for ident, entry in list(managed.items()):
         managed[ident] = replace(entry, fields=entry.fields - taken - removed)
     taken = taken - STRIPPED
     version = str(new.get("apiVersion", ""))
     entry = ManagedEntry(manager, operation, version, taken, now, subresource)
     previous = managed.get(entry.ident())
-    managed = _drop_empty(managed)
+    managed = drop_empty(managed)
     if taken:
         fields = taken | previous.fields if previous is not None else taken
         managed[entry.ident()] = replace(entry, fields=fields)
     elif previous is not None and previous.fields:
         managed[entry.ident()] = previous
     managed = {i: replace(e, fields=e.fields - STRIPPED) for i, e in managed.items()}
-    return encode_managed_fields(_cap_updaters(_drop_empty(managed)))
+    return encode_managed_fields(cap_updaters(drop_empty(managed)))

@@ -57,8 +57,21 @@ def canonical(value: Any) -> str:
     return json.dumps(_normal(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _scalar_json(value: Any) -> str:
+    # canonical() of one value, without the generic walk for the common scalars.
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return canonical(value)
+
+
 def same_value(a: Any, b: Any) -> bool:
     """JSON equality (``true`` is not ``1``; ``1`` is ``1.0``)."""
+    if (type(a) is type(b) and isinstance(a, str | int | bool)) or a is None or b is None:
+        return a == b and type(a) is type(b)
     return canonical(a) == canonical(b)
 
 
@@ -75,26 +88,33 @@ def _is_map_entry(schema: Schema, key: str) -> bool:
     return key not in schema.fields and schema.elements is not None
 
 
+def _where(path: Path) -> str:
+    return f"{path_string(path)}: " if path else ""
+
+
 def item_element(item: Any, schema: Schema, index: int, path: Path = ()) -> PathElement:
     """The path element naming ``item`` (at ``index``) of the list at ``path``."""
-    where = f"{path_string(path)}: " if path else ""
     if schema.list_type == "map":
         if not isinstance(item, dict):
-            raise FieldPathError(f"{where}element {index}: expected map, got {_value_string(item)}")
-        key: dict[str, Any] = {}
-        for name in schema.map_keys:
+            raise FieldPathError(
+                f"{_where(path)}element {index}: expected map, got {_value_string(item)}"
+            )
+        parts: list[str] = []
+        for name in sorted(schema.map_keys):
             if name in item:
-                key[name] = item[name]
+                value = item[name]
             elif name in schema.key_defaults:
-                key[name] = schema.key_defaults[name]
+                value = schema.key_defaults[name]
             else:
                 raise FieldPathError(
-                    f"{where}element {index}: associative list with keys has an element that omits "
+                    f"{_where(path)}element {index}: associative list with keys has an element "
+                    "that omits "
                     f'key field "{name}" (and doesn\'t have default value)'
                 )
-        return ("k", canonical(key))
+            parts.append(f"{json.dumps(name, ensure_ascii=False)}:{_scalar_json(value)}")
+        return ("k", "{" + ",".join(parts) + "}")
     if schema.list_type == "set":
-        return ("v", canonical(item))
+        return ("v", _scalar_json(item))
     return ("i", index)
 
 
@@ -201,19 +221,20 @@ def from_fields_v1(encoded: Mapping[str, Any]) -> FieldSet:
 # --- walks over values ------------------------------------------------------------------------
 
 
-def to_field_set(value: Any, schema: Schema) -> FieldSet:
+def to_field_set(value: Any, schema: Schema, *, allow_duplicates: bool = True) -> FieldSet:
     """The fields ``value`` sets (``TypedValue.ToFieldSet``): every scalar and atomic value,
-    every keyed or set list item, every map entry, every null or empty object."""
+    every keyed or set list item, every map entry, every null or empty object. Without
+    ``allow_duplicates`` (an applied configuration) two items with one key are an error."""
     out: set[Path] = set()
-    _collect(value, schema, (), out)
+    _collect(value, schema, (), out, allow_duplicates)
     return frozenset(out)
 
 
-def _collect(value: Any, schema: Schema, path: Path, out: set[Path]) -> None:
+def _collect(value: Any, schema: Schema, path: Path, out: set[Path], dupes: bool = True) -> None:
     if isinstance(value, dict) and _is_granular_map(schema):
         for key, child in value.items():
             child_path = (*path, ("f", key))
-            _collect(child, schema.child(key), child_path, out)
+            _collect(child, schema.child(key), child_path, out, dupes)
             empty = child is None or (isinstance(child, dict) and not child)
             if empty or _is_map_entry(schema, key):
                 out.add(child_path)
@@ -221,7 +242,12 @@ def _collect(value: Any, schema: Schema, path: Path, out: set[Path]) -> None:
     if isinstance(value, list) and _is_granular_list(schema):
         for index, item in enumerate(value):
             item_path = (*path, item_element(item, schema, index, path))
-            _collect(item, schema.item(), item_path, out)
+            if not dupes and item_path in out:
+                raise FieldPathError(
+                    f"{path_string(path)}: duplicate entries for key "
+                    f"{element_string(item_path[-1])}"
+                )
+            _collect(item, schema.item(), item_path, out, dupes)
             out.add(item_path)
         return
     if path:
@@ -236,13 +262,15 @@ def _schema_at(schema: Schema, path: Path) -> Schema:
 
 def with_named_fields(fields: FieldSet, schema: Schema) -> FieldSet:
     """``EnsureNamedFieldsAreMembers``: ``fields`` plus every struct field that is an ancestor
-    of one of them (``spec`` for ``spec.replicas``; a map key is no named field)."""
+    of one of them (``spec`` for ``spec.replicas``; a key of a map is no named field)."""
     out = set(fields)
     for path in fields:
         parent = schema
         for depth, (kind, data) in enumerate(path[:-1]):
             if kind == "f":
-                named = data in parent.fields or (not parent.fields and parent.elements is None)
+                # A field of a struct (anything but a map with declared values) is named; a
+                # built-in schema declares only the fields whose merging differs.
+                named = data in parent.fields or parent.elements is None
                 if named:
                     out.add(path[: depth + 1])
                 parent = parent.child(data)

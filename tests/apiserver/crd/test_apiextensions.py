@@ -136,6 +136,63 @@ CASES = [
         ),
     ),
     Case(
+        "map list key neither required nor defaulted",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "l": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["k"],
+                    "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items.properties[k].default: "
+            "Required value: this property is in x-kubernetes-list-map-keys, so it must have a "
+            "default or be a required property",
+        ),
+    ),
+    Case(
+        "set of granular objects",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "s": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "set",
+                    "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[s].items.x-kubernetes-map-type: "
+            "Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set",
+        ),
+    ),
+    Case(
+        "transition rule inside an atomic list",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {
+                "l": {
+                    "type": "array",
+                    "items": {
+                        "type": "string",
+                        "x-kubernetes-validations": [{"rule": "self == oldSelf"}],
+                    },
+                }
+            },
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items.x-kubernetes-"
+            'validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the '
+            "uncorrelatable portion of the schema within "
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].items",
+        ),
+    ),
+    Case(
         "bad default",
         _set(
             "spec.versions.2.schema.openAPIV3Schema.properties",
@@ -153,6 +210,47 @@ CASES = [
         (
             'spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "float": '
             'supported values: "boolean", "date", "integer", "number", "string"',
+        ),
+    ),
+    Case(
+        "printer column path outside the JSONPath subset",
+        _set("spec.versions.0.additionalPrinterColumns.0.jsonPath", ".spec.a[x]"),
+        (
+            "spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: "
+            '".spec.a[x]": must be a valid JSON path: unsupported JSONPath element [x]',
+        ),
+    ),
+    Case(
+        "keyword of the wrong JSON type",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"n": {"type": "string", "maxLength": "5"}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[n].maxLength: Invalid value: "
+            '"5": must be a non-negative integer',
+        ),
+    ),
+    Case(
+        "pattern that does not compile",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"n": {"type": "string", "pattern": "a("}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[n].pattern: Invalid value: "
+            '"a(": must be a valid regular expression, but isn\'t',
+        ),
+    ),
+    Case(
+        "uniqueItems",
+        _set(
+            "spec.versions.2.schema.openAPIV3Schema.properties",
+            {"l": {"type": "array", "uniqueItems": True, "items": {"type": "string"}}},
+        ),
+        (
+            "spec.versions[2].schema.openAPIV3Schema.properties[l].uniqueItems: Forbidden: "
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
         ),
     ),
     Case(

@@ -33,7 +33,19 @@ def schema(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
                 "x-kubernetes-validations": extra.pop("item_rules", []),
             },
         },
-        "labels": {"type": "object", "additionalProperties": STRING},
+        "labels": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "string",
+                "x-kubernetes-validations": extra.pop("labels_rules", []),
+            },
+        },
+        "data": {"type": "string", "format": "byte"},
+        "words": {
+            "type": "array",
+            "items": {"type": "string", "x-kubernetes-validations": extra.pop("word_rules", [])},
+        },
+        "since": {"type": "string", "format": "date-time"},
     }
     return {
         "type": "object",
@@ -153,6 +165,24 @@ CASES = [
         obj(ratio=2),
     ),
     Case(
+        "a map entry is named by key",
+        schema(
+            [],
+            **{
+                "labels_rules": [{"rule": "self != 'bad'", "message": "no bad values"}],
+            },
+        ),
+        obj(labels={"x": "ok", "y": "bad"}),
+        errors=('spec.labels[y]: Invalid value: "string": no bad values',),
+    ),
+    Case(
+        "byte and date-time formats are bytes and timestamps",
+        schema(
+            [{"rule": "size(self.data) == 3 && self.since < timestamp('2025-01-01T00:00:00Z')"}]
+        ),
+        obj(data="YWJj", since="2024-06-01T00:00:00Z"),
+    ),
+    Case(
         "additionalProperties as a map",
         schema([{"rule": "'k' in self.labels && self.labels.k == 'v' && !has(self.labels.z)"}]),
         obj(labels={"k": "v"}),
@@ -235,6 +265,26 @@ CASES = [
         schema([{"rule": "self.count > 5", "message": "too small"}]),
         obj(count=1),
         obj(count=1),
+    ),
+    Case(
+        "an evaluation error is not ratcheted",
+        schema([{"rule": "self.name == 'x'", "message": "m"}]),
+        obj(count=1),
+        obj(count=1),
+        errors=('spec: Invalid value: "object": no such key: name evaluating rule: m',),
+    ),
+    Case(
+        "an atomic list's items ratchet with the list",
+        schema([], word_rules=[{"rule": "self != 'bad'", "message": "no bad words"}]),
+        obj(words=["bad"], count=2),
+        obj(words=["bad"], count=1),
+    ),
+    Case(
+        "a changed atomic list checks every item",
+        schema([], word_rules=[{"rule": "self != 'bad'", "message": "no bad words"}]),
+        obj(words=["bad", "good"]),
+        obj(words=["bad"]),
+        errors=('spec.words[0]: Invalid value: "string": no bad words',),
     ),
     Case(
         "changed value is checked",
@@ -325,7 +375,6 @@ def test_library(case: ExprCase) -> None:
     [
         ("'abc'.charAt(5)", "index out of range: 5"),
         ("quantity('x')", "quantities must match the regular expression"),
-        ("'x' < 1", "no such overload"),
     ],
 )
 def test_library_errors(expr: str, message: str) -> None:
@@ -334,6 +383,14 @@ def test_library_errors(expr: str, message: str) -> None:
     assert len(errors) == 1
     assert errors[0].startswith(f'spec: Invalid value: "object": {message}')
     assert errors[0].endswith("evaluating rule: m")
+
+
+def test_runtime_overload_error() -> None:
+    raw = schema([{"rule": "'x' < 1", "message": "m"}])
+    assert run(raw, obj()) == [
+        "spec: Invalid value: \"object\": 'no such overload': call arguments did not match a "
+        "supported operator, function or macro signature for rule: m"
+    ]
 
 
 def test_escape_names() -> None:

@@ -56,6 +56,14 @@ def test_namespace_create() -> None:
     }
 
 
+def test_generated_namespace_name_gets_its_label() -> None:
+    ns: dict[str, Any] = {"metadata": {"generateName": "team-"}}
+    NAMESPACE_STRATEGY.default(ns)
+    ns["metadata"]["name"] = "team-x7k2p"  # what the REST layer generates before preparing
+    NAMESPACE_STRATEGY.prepare_for_create(ns)
+    assert ns["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team-x7k2p"}
+
+
 def test_namespace_update_keeps_finalizers_and_status() -> None:
     old = {
         "metadata": meta("a", resourceVersion="1"),
@@ -98,6 +106,14 @@ INVALID = [
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
     ),
     InvalidCase(
+        "namespace with an unqualified spec finalizer",
+        NAMESPACE_STRATEGY,
+        "Namespace",
+        {"metadata": meta("a"), "spec": {"finalizers": ["kubernetes", "mine"]}},
+        'Namespace "a" is invalid: spec.finalizers: Invalid value: "mine": name is neither a '
+        "standard finalizer name nor is it fully qualified",
+    ),
+    InvalidCase(
         "node taint effect",
         NODE_STRATEGY,
         "Node",
@@ -136,6 +152,13 @@ INVALID = [
         {"metadata": meta("c", "ns"), "data": {"k": "v"}, "binaryData": {"k": "eA=="}},
         'ConfigMap "c" is invalid: data[k]: Invalid value: "k": duplicate of key present in '
         "binaryData",
+    ),
+    InvalidCase(
+        "config map over 1 MiB",
+        CONFIG_MAP_STRATEGY,
+        "ConfigMap",
+        {"metadata": meta("c", "ns"), "data": {"a": "x" * (1024 * 1024), "b": "y"}},
+        'ConfigMap "c" is invalid: []: Too long: may not be more than 1048576 bytes',
     ),
     InvalidCase(
         "lease duration",

@@ -78,6 +78,7 @@ PULL_CASES = [
     PullCase("tagged", "nginx:1.25", "IfNotPresent"),
     PullCase("registry port, no tag", "localhost:5000/nginx", "Always"),
     PullCase("digest", "nginx@sha256:abc", "IfNotPresent"),
+    PullCase("latest pinned by digest", "nginx:latest@sha256:abc", "Always"),
 ]
 
 
@@ -200,6 +201,11 @@ INVALID_CASES = [
         "mount of an unknown volume",
         pod(container(volumeMounts=[{"name": "data", "mountPath": "/d"}])),
         'Pod "p" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"',
+    ),
+    InvalidCase(
+        "secret volume without its secret",
+        pod(volumes=[{"name": "v", "secret": {}}]),
+        'Pod "p" is invalid: spec.volumes[0].secret.secretName: Required value',
     ),
     InvalidCase(
         "port out of range",
@@ -577,3 +583,86 @@ def test_binding_errors(case: BindingErrorCase) -> None:
     with pytest.raises(StatusError) as caught:
         bind_pod(stored(pod(**case.pod_spec)), case.binding, "p")
     assert (caught.value.code, caught.value.message) == (case.code, case.message)
+
+
+def terminated(name: str, code: int) -> dict[str, Any]:
+    return {"name": name, "state": {"terminated": {"exitCode": code}}}
+
+
+@dataclass(frozen=True)
+class StatusCase:
+    name: str
+    restart_policy: str
+    old_status: dict[str, Any]
+    new_status: dict[str, Any]
+    errors: tuple[str, ...]
+
+
+STATUS_CASES = [
+    StatusCase(
+        "qos class comes back when dropped",
+        "Always",
+        {"phase": "Pending", "qosClass": "BestEffort"},
+        {"phase": "Running"},
+        (),
+    ),
+    StatusCase(
+        "qos class is immutable",
+        "Always",
+        {"qosClass": "BestEffort"},
+        {"qosClass": "Guaranteed"},
+        ('status.qosClass: Invalid value: "Guaranteed": field is immutable',),
+    ),
+    StatusCase(
+        "a Never pod's container stays terminated",
+        "Never",
+        {"qosClass": "BestEffort", "containerStatuses": [terminated("c", 0)]},
+        {"containerStatuses": [{"name": "c", "state": {"running": {}}}]},
+        (
+            "status.containerStatuses[0].state: Forbidden: may not be transitioned to "
+            "non-terminated state",
+        ),
+    ),
+    StatusCase(
+        "an OnFailure pod's failed container may restart",
+        "OnFailure",
+        {"qosClass": "BestEffort", "containerStatuses": [terminated("c", 1)]},
+        {"containerStatuses": [{"name": "c", "state": {"running": {}}}]},
+        (),
+    ),
+    StatusCase(
+        "pod IPs must be IPs",
+        "Always",
+        {"qosClass": "BestEffort"},
+        {"podIPs": [{"ip": "10.0.0.1"}, {"ip": "not-an-ip"}]},
+        (
+            'status.podIPs[1]: Invalid value: "not-an-ip": must be a valid IP address, (e.g. '
+            "10.9.8.7 or 2001:db8::ffff)",
+        ),
+    ),
+    StatusCase(
+        "nominated node must be a node name",
+        "Always",
+        {"qosClass": "BestEffort"},
+        {"nominatedNodeName": "Node_1"},
+        (
+            'status.nominatedNodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain '
+            "must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+            "end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+            "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", STATUS_CASES, ids=lambda c: c.name)
+def test_status_updates(case: StatusCase) -> None:
+    old = stored(pod(restartPolicy=case.restart_policy))
+    old["status"] = copy.deepcopy(case.old_status)
+    new = copy.deepcopy(old)
+    new["status"] = copy.deepcopy(case.new_status)
+    POD_STATUS_STRATEGY.default(new)
+    POD_STATUS_STRATEGY.prepare_for_update(new, old)
+    assert new["status"].get("qosClass")
+    errors = tuple(str(e) for e in POD_STATUS_STRATEGY.validate_update(new, old))
+    assert errors == case.errors

@@ -1,19 +1,21 @@
-"""The CustomResourceDefinition object itself: defaulting (:func:`default_crd`), validation
-(:func:`validate_crd`, upstream's ``pkg/apis/apiextensions/validation``) and status
-(:func:`crd_status`, the naming and establishing controllers' conditions and
-``storedVersions``). The kinds that serve ``customresourcedefinitions`` call these.
+"""The CustomResourceDefinition object itself: defaulting (:func:`default_crd`) and validation
+(:func:`validate_crd`, upstream's ``pkg/apis/apiextensions/validation``); its status is
+:func:`numaplane.apiserver.crd.status.crd_status`. The kinds that serve
+``customresourcedefinitions`` call these.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.celcheck import undefined_fields
+from numaplane.apiserver.crd.keywords import keyword_errors
+from numaplane.apiserver.crd.names import dns1035_errors, names_errors, subdomain_errors
+from numaplane.apiserver.crd.printer import JSONPathError, parse_jsonpath
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
 from numaplane.apiserver.errors import (
@@ -24,20 +26,6 @@ from numaplane.apiserver.errors import (
     required,
 )
 
-_DNS1035: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_DNS1035_MESSAGE: Final = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
-    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
-_DNS1123_SUBDOMAIN: Final = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-_SUBDOMAIN_MESSAGE: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 PRINTER_COLUMN_TYPES: Final = ("integer", "number", "string", "boolean", "date")
 PRINTER_COLUMN_FORMATS: Final = (
     "int32",
@@ -49,26 +37,6 @@ PRINTER_COLUMN_FORMATS: Final = (
     "date-time",
     "password",
 )
-
-
-def dns1035_errors(value: str) -> list[str]:
-    """apimachinery's ``IsDNS1035Label`` messages for ``value``."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1035.fullmatch(value):
-        errs.append(_DNS1035_MESSAGE)
-    return errs
-
-
-def subdomain_errors(value: str) -> list[str]:
-    """apimachinery's ``IsDNS1123Subdomain`` messages for ``value``."""
-    errs: list[str] = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errs.append(_SUBDOMAIN_MESSAGE)
-    return errs
 
 
 def default_crd(crd: dict[str, Any]) -> None:
@@ -177,32 +145,6 @@ def _spec_errors(spec: Mapping[str, Any]) -> list[FieldError]:
     return errs
 
 
-def names_errors(names: Mapping[str, Any], path: str) -> list[FieldError]:
-    """Upstream's ``ValidateCustomResourceDefinitionNames``."""
-    errs: list[FieldError] = []
-    for key in ("plural", "singular"):
-        value = str(names.get(key, "") or "")
-        if value and (problems := dns1035_errors(value)):
-            errs.append(invalid_value(f"{path}.{key}", value, ",".join(problems)))
-    for key in ("kind", "listKind"):
-        value = str(names.get(key, "") or "")
-        if value and (problems := dns1035_errors(value.lower())):
-            detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
-            errs.append(invalid_value(f"{path}.{key}", value, detail))
-    for i, short in enumerate(names.get("shortNames") or ()):
-        if problems := dns1035_errors(str(short)):
-            errs.append(invalid_value(f"{path}.shortNames[{i}]", short, ",".join(problems)))
-    kind = names.get("kind", "")
-    if kind and kind == names.get("listKind"):
-        errs.append(
-            invalid_value(f"{path}.listKind", kind, "kind and listKind may not be the same")
-        )
-    for i, category in enumerate(names.get("categories") or ()):
-        if problems := dns1035_errors(str(category)):
-            errs.append(invalid_value(f"{path}.categories[{i}]", category, ",".join(problems)))
-    return errs
-
-
 def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     schema = (version.get("schema") or {}).get("openAPIV3Schema")
@@ -213,6 +155,13 @@ def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
         errs.extend(_schema_errors(schema, schema_path, version))
     for i, column in enumerate(version.get("additionalPrinterColumns") or ()):
         errs.extend(_column_errors(column, f"{path}.additionalPrinterColumns[{i}]"))
+    for i, selectable in enumerate(version.get("selectableFields") or ()):
+        json_path = str(selectable.get("jsonPath", "") or "")
+        here = f"{path}.selectableFields[{i}].jsonPath"
+        if not json_path:
+            errs.append(required(here))
+        else:
+            errs.extend(_json_path_errors(json_path, here))
     scale = (version.get("subresources") or {}).get("scale")
     if isinstance(scale, Mapping):
         errs.extend(_scale_errors(scale, f"{path}.subresources.scale"))
@@ -222,6 +171,10 @@ def _version_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
 def _schema_errors(
     schema: Mapping[str, Any], path: str, version: Mapping[str, Any]
 ) -> list[FieldError]:
+    errs = [e for sub, sub_path in _walk_raw(schema, path) for e in keyword_errors(sub, sub_path)]
+    if errs:
+        # A schema whose keywords do not even have their types cannot be read further.
+        return errs
     errs = structural_errors(schema, path)
     if errs:
         return errs
@@ -243,10 +196,19 @@ def _schema_errors(
 def _rule_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     nodes = {id(node.raw): node for node in parse(schema).walk()}
-    for sub, sub_path in _walk_raw(schema, path):
+    for sub, sub_path, uncorrelated in _walk_correlated(schema, path, ""):
         for i, raw in enumerate(sub.get("x-kubernetes-validations") or ()):
             rule = cel.compile_rule(raw)
             rule_path = f"{sub_path}.x-kubernetes-validations[{i}]"
+            if rule.transition and uncorrelated:
+                errs.append(
+                    invalid_value(
+                        f"{rule_path}.rule",
+                        rule.rule,
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema "
+                        f"within {uncorrelated}",
+                    )
+                )
             if not rule.rule:
                 errs.append(required(f"{rule_path}.rule"))
             elif rule.error:
@@ -275,14 +237,26 @@ def _default_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
 
 
 def _walk_raw(schema: Mapping[str, Any], path: str) -> list[tuple[Mapping[str, Any], str]]:
-    out = [(schema, path)]
+    return [(sub, sub_path) for sub, sub_path, _ in _walk_correlated(schema, path, "")]
+
+
+def _walk_correlated(
+    schema: Mapping[str, Any], path: str, uncorrelated: str
+) -> list[tuple[Mapping[str, Any], str, str]]:
+    # Each node with its path and, when an ancestor is a list other than a map list (whose
+    # items have no identity across an update), that list's items path.
+    out = [(schema, path, uncorrelated)]
     for name, sub in (schema.get("properties") or {}).items():
         if isinstance(sub, Mapping):
-            out.extend(_walk_raw(sub, f"{path}.properties[{name}]"))
-    for key in ("items", "additionalProperties"):
-        sub = schema.get(key)
-        if isinstance(sub, Mapping):
-            out.extend(_walk_raw(sub, f"{path}.{key}"))
+            out.extend(_walk_correlated(sub, f"{path}.properties[{name}]", uncorrelated))
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        here = f"{path}.items"
+        lost = uncorrelated or ("" if schema.get("x-kubernetes-list-type") == "map" else here)
+        out.extend(_walk_correlated(items, here, lost))
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        out.extend(_walk_correlated(additional, f"{path}.additionalProperties", uncorrelated))
     return out
 
 
@@ -300,9 +274,22 @@ def _column_errors(column: Mapping[str, Any], path: str) -> list[FieldError]:
     fmt = column.get("format", "")
     if fmt and fmt not in PRINTER_COLUMN_FORMATS:
         errs.append(not_supported(f"{path}.format", fmt, sorted(PRINTER_COLUMN_FORMATS)))
-    if not column.get("jsonPath"):
+    json_path = str(column.get("jsonPath", "") or "")
+    if not json_path:
         errs.append(required(f"{path}.jsonPath"))
+    else:
+        errs.extend(_json_path_errors(json_path, f"{path}.jsonPath"))
     return errs
+
+
+def _json_path_errors(json_path: str, path: str) -> list[FieldError]:
+    try:
+        parse_jsonpath(json_path)
+    except JSONPathError as exc:
+        return [invalid_value(path, json_path, f"must be a valid JSON path: {exc}")]
+    if not json_path.startswith("."):
+        return [invalid_value(path, json_path, "must be a simple json path starting with .")]
+    return []
 
 
 def _scale_errors(scale: Mapping[str, Any], path: str) -> list[FieldError]:

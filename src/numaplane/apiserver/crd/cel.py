@@ -29,9 +29,10 @@ from celpy import celtypes
 from numaplane.apiserver.crd import cellib
 from numaplane.apiserver.crd.celvalues import to_cel
 from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
-from numaplane.apiserver.crd.paths import child_path, index_path
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import OMIT, FieldError
+from numaplane.errors import NumaplaneError
 
 ROOT_PATH: Final = "<nil>"
 
@@ -46,7 +47,7 @@ REASONS: Final = (
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 
 
-class CompileError(ValueError):
+class CompileError(NumaplaneError):
     """A rule that does not compile, worded as upstream's ``compilation failed: ...``."""
 
 
@@ -171,6 +172,7 @@ class _Pass:
     converted: dict[tuple[int, int, bool], Any] = field(default_factory=dict)
 
     def cel_value(self, node: Node, value: Any, resource: bool) -> Any:
+        """``value`` (under ``node``) as a CEL value, converted once per pass."""
         key = (id(node), id(value), resource)
         found = self.converted.get(key, _MISS)
         if found is _MISS:
@@ -184,34 +186,49 @@ _MISS: Final = object()
 def validate(compiled: CompiledRules, new: Any, old: Any | None) -> list[FieldError]:
     """The rule failures of ``new`` (an update when ``old`` is not ``None``).
 
-    On update, a rule that does not read ``oldSelf`` is not evaluated where the value is
-    unchanged from the correlated old one (upstream's validation ratcheting)."""
+    On update, a rule that does not read ``oldSelf`` and evaluates to false where the value is
+    unchanged (the value itself when it correlates with an old one, else its nearest
+    correlatable ancestor) is not reported: upstream's validation ratcheting. Evaluation errors
+    are always reported, as upstream does."""
     if compiled.empty:
         return []
     run = _Pass(compiled)
-    _walk(run, compiled.root, new, old if old is not None else NO_OLD, "")
+    start = old if old is not None else NO_OLD
+    _walk(run, compiled.root, new, start, "", start, False)
     return run.errs
 
 
-def _walk(run: _Pass, node: Node, value: Any, old: Any, path: str) -> None:
+def _walk(
+    run: _Pass,
+    node: Node,
+    value: Any,
+    old: Any,
+    path: str,
+    ratchet_old: Any,
+    parent_unchanged: bool,
+) -> None:
+    # ``old`` is what oldSelf binds (correlated through objects and map lists); ``ratchet_old``
+    # the value ratcheting compares with (also through set lists).
     if id(node) not in run.compiled.has_rules_below or value is None:
         return
-    unchanged = old is not NO_OLD and json_equal(value, old)
+    unchanged = parent_unchanged if ratchet_old is NO_OLD else json_equal(value, ratchet_old)
     for rule in run.compiled.by_node.get(id(node), ()):
-        if unchanged and not rule.transition:
-            continue
-        _run(run, rule, node, value, old, path)
+        _run(run, rule, node, value, old, path, ratchet=unchanged and not rule.transition)
     if isinstance(value, dict):
         for key in sorted(value):
             sub = node.child(key)
             if sub is None:
                 continue
             old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
-            _walk(run, sub, value[key], old_sub, child_path(path, key))
+            ratchet_sub = ratchet_old.get(key, NO_OLD) if isinstance(ratchet_old, dict) else NO_OLD
+            here = field_path(path, key, key in node.properties)
+            _walk(run, sub, value[key], old_sub, here, ratchet_sub, unchanged)
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
+        ratchet_olds = correlate(node, value, ratchet_old)
         for i, item in enumerate(value):
-            _walk(run, node.items, item, olds[i], index_path(path, i))
+            here = index_path(path, i)
+            _walk(run, node.items, item, olds[i], here, ratchet_olds[i], unchanged)
 
 
 def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
@@ -222,12 +239,16 @@ def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
     return correlate(node, value, old)
 
 
-def _run(run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path: str) -> None:
+def _run(
+    run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path: str, *, ratchet: bool
+) -> None:
     errs = run.errs
-    where = _with_field_path(path, rule.field_path)
+    where = path or ROOT_PATH
     shown_type = node.type
     if rule.program is None:
-        errs.append(FieldError("FieldValueInvalid", where, shown_type, rule.error))
+        errs.append(
+            FieldError("FieldValueInvalid", where, shown_type, f"rule compile error: {rule.error}")
+        )
         return
     root = not path
     activation: dict[str, Any] = {"self": run.cel_value(node, value, root)}
@@ -244,8 +265,7 @@ def _run(run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path:
     try:
         result = rule.program.evaluate(activation)
     except Exception as exc:  # celpy wraps evaluation errors of every kind
-        detail = f"{describe_error(exc)} evaluating rule: {_rule_string(rule)}"
-        errs.append(FieldError("FieldValueInvalid", where, shown_type, detail))
+        errs.append(FieldError("FieldValueInvalid", where, shown_type, _eval_error(exc, rule)))
         return
     if isinstance(result, celtypes.BoolType) and bool(result):
         return
@@ -253,8 +273,21 @@ def _run(run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path:
         detail = f"rule did not evaluate to a bool evaluating rule: {_rule_string(rule)}"
         errs.append(FieldError("FieldValueInvalid", where, shown_type, detail))
         return
+    if ratchet:
+        return
+    where = _with_field_path(path, rule.field_path)
     message = _message(rule, activation)
     errs.append(_for_reason(rule.reason, where, shown_type, message))
+
+
+def _eval_error(exc: BaseException, rule: CompiledRule) -> str:
+    described = describe_error(exc)
+    if described.startswith("no such overload"):
+        return (
+            f"'{described}': call arguments did not match a supported operator, function or "
+            f"macro signature for rule: {_rule_string(rule)}"
+        )
+    return f"{described} evaluating rule: {_rule_string(rule)}"
 
 
 def _rule_string(rule: CompiledRule) -> str:
@@ -267,8 +300,9 @@ def _message(rule: CompiledRule, activation: Mapping[str, Any]) -> str:
             text = rule.message_program.evaluate(dict(activation))
         except Exception:  # a failing messageExpression falls back to the static message
             text = None
-        if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5000:
-            return str(text)
+        trimmed = str(text).strip() if isinstance(text, str) else ""
+        if trimmed and "\n" not in trimmed and len(trimmed.encode()) <= 5000:
+            return trimmed
     if rule.message:
         return rule.message.strip()
     return f"failed rule: {_rule_string(rule)}"

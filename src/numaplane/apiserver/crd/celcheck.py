@@ -51,6 +51,8 @@ class _Checker:
         self.root = root
 
     def type_of(self, tree: Any, env: dict[str, Typed]) -> Typed:
+        """The schema node ``tree`` evaluates to (:data:`UNKNOWN` when not followed),
+        recording undeclared fields on the way."""
         if not isinstance(tree, lark.Tree):
             return UNKNOWN
         handler = getattr(self, f"_{tree.data}", None)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, Final
 
 from celpy import celtypes
@@ -31,6 +30,7 @@ from celpy.evaluation import CELEvalError
 from numaplane.apiserver.crd import celformat
 from numaplane.apiserver.crd import celtypes_k8s as k8s
 from numaplane.apiserver.crd.celvalues import equal, is_number
+from numaplane.apiserver.crd.re2 import compile_re2
 
 
 def fail(message: str) -> CELEvalError:
@@ -303,18 +303,20 @@ def format_value(value: Any) -> str:
 # ---- regex
 
 
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _matches(text: Any, pattern: Any) -> Any:
+    try:
+        return celtypes.BoolType(compile_re2(str(pattern)).search(str(text)) is not None)
+    except re.error as exc:
+        return fail(f"invalid regex: {exc}")
 
 
 def _find(text: Any, pattern: Any) -> celtypes.StringType:
-    found = _regex(str(pattern)).search(str(text))
+    found = compile_re2(str(pattern)).search(str(text))
     return celtypes.StringType(found.group(0) if found else "")
 
 
 def _find_all(text: Any, pattern: Any, limit: Any = None) -> celtypes.ListType:
-    matches = [m.group(0) for m in _regex(str(pattern)).finditer(str(text))]
+    matches = [m.group(0) for m in compile_re2(str(pattern)).finditer(str(text))]
     if limit is not None and int(limit) >= 0:
         matches = matches[: int(limit)]
     return celtypes.ListType([celtypes.StringType(m) for m in matches])
@@ -362,6 +364,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "join": _join,
     "reverse": _reverse,
     "format": _format,
+    "matches": _matches,
     "find": _find,
     "findAll": _find_all,
     "quantity": k8s.quantity,

@@ -3,6 +3,8 @@ over them."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Final
 
 from celpy import celtypes
@@ -116,12 +118,15 @@ def _string(node: Node | None, value: str) -> Any:
             return celtypes.TimestampType(value)
         if fmt == "duration":
             return celtypes.DurationType(value)
-    except (ValueError, TypeError):
+        if fmt == "byte":
+            return celtypes.BytesType(base64.b64decode(value, validate=True))
+    except (ValueError, TypeError, binascii.Error):
         pass
     return celtypes.StringType(value)
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is a CEL number (int, uint or double; a bool is not)."""
     return isinstance(
         value, celtypes.IntType | celtypes.UintType | celtypes.DoubleType | int | float
     ) and not isinstance(value, bool | celtypes.BoolType)

@@ -6,10 +6,11 @@ prunes unknown fields, applies the schema's defaults, and validates with the ver
 
 Versions and conversion: a CRD with several served versions and no conversion webhook has
 conversion strategy ``None``, as upstream: objects are stored at the storage version and served
-at every version unchanged except ``apiVersion`` (nothing else is converted; fields a version's
-schema does not know are pruned when an object is written through that version, and each
-version's own defaults and validation apply to writes through it). A ``Webhook`` strategy is
-served the same way (no webhook is called).
+at every version unchanged except ``apiVersion``. Nothing else is converted: a write through a
+version is pruned, defaulted and validated with that version's schema, then stored as it is
+under the storage version's ``apiVersion``; upstream also prunes with the storage version's
+schema when it reads an object back (the storage version's ``extra["prune"]`` does that for a
+caller that wants it). A ``Webhook`` strategy is served the same way (no webhook is called).
 
 Compiled schemas are cached per CRD (uid, generation), so a registry may rebuild its infos on
 every CRD event without recompiling CEL rules.
@@ -27,7 +28,13 @@ from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
 from numaplane.apiserver.crd.listtype import list_errors
-from numaplane.apiserver.crd.printer import CRDTablePrinter, find, parse_jsonpath, text_of
+from numaplane.apiserver.crd.printer import (
+    CRDTablePrinter,
+    JSONPathError,
+    find,
+    parse_jsonpath,
+    text_of,
+)
 from numaplane.apiserver.crd.pruning import prune, prune_nulls
 from numaplane.apiserver.crd.schema import Node, parse
 from numaplane.apiserver.crd.validation import embedded_errors, validate
@@ -252,6 +259,29 @@ def _field_set(
     return fields
 
 
+def _selectable(version: Mapping[str, Any]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    # selectableFields as (field label, parsed path); a path outside the subset is left out
+    # (validate_crd refuses such a definition; this keeps a stored one from breaking serving).
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for entry in version.get("selectableFields") or ():
+        path = str(entry.get("jsonPath", ""))
+        try:
+            out.append((path.lstrip("."), parse_jsonpath(path)))
+        except JSONPathError:
+            continue
+    return tuple(out)
+
+
+def _deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str | None:
+    # The Warning header upstream sends for a deprecated version: its own text, or the default.
+    if not version.get("deprecated", False):
+        return None
+    custom = version.get("deprecationWarning")
+    if custom:
+        return str(custom)
+    return f"{group}/{version.get('name', '')} {kind} is deprecated"
+
+
 def crd_resource_infos(
     crd: Mapping[str, Any],
     *,
@@ -261,8 +291,10 @@ def crd_resource_infos(
 
     ``extra`` carries ``schema`` and ``openapi_schema`` (the version's raw
     ``openAPIV3Schema``, for OpenAPI and ``kubectl explain``), ``scale`` (the scale
-    subresource's paths, or ``None``), ``crd`` (the CRD's name) and ``prune`` (a function
-    pruning an object in place and returning the unknown-field paths).
+    subresource's paths, or ``None``), ``crd`` (the CRD's name), ``prune`` (a function
+    pruning an object in place and returning the unknown-field paths), ``deprecated`` and
+    ``deprecation_warning`` (the ``Warning`` header text for a deprecated version, else
+    ``None``).
     """
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
@@ -286,10 +318,7 @@ def crd_resource_infos(
         subresources = tuple(
             s for s in ("status", "scale") if s in (version.get("subresources") or {})
         )
-        selectable = tuple(
-            (str(f["jsonPath"]).lstrip("."), parse_jsonpath(str(f["jsonPath"])))
-            for f in version.get("selectableFields") or ()
-        )
+        selectable = _selectable(version)
         infos.append(
             ResourceInfo(
                 group=group,
@@ -314,7 +343,7 @@ def crd_resource_infos(
                     "crd": (crd.get("metadata") or {}).get("name", ""),
                     "prune": strategy.prune,
                     "deprecated": bool(version.get("deprecated", False)),
-                    "deprecation_warning": version.get("deprecationWarning"),
+                    "deprecation_warning": _deprecation(group, kind, version),
                 },
             )
         )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from numaplane.apiserver.crd.correlation import canonical
-from numaplane.apiserver.crd.paths import child_path, index_path
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import FieldError, duplicate, required
 
@@ -25,7 +25,7 @@ def _lists(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
         for key in sorted(value):
             sub = node.child(key)
             if sub is not None:
-                _lists(sub, value[key], child_path(path, key), errs)
+                _lists(sub, value[key], field_path(path, key, key in node.properties), errs)
         return
     if not isinstance(value, list):
         return

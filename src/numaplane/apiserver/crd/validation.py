@@ -19,12 +19,12 @@ import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, Final
 
 from numaplane.apiserver.crd.correlation import NO_OLD, canonical, correlate, json_equal
 from numaplane.apiserver.crd.formats import FORMATS
-from numaplane.apiserver.crd.paths import child_path, index_path
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
+from numaplane.apiserver.crd.re2 import compile_re2
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import (
     OMIT,
@@ -162,12 +162,6 @@ def _junctor_error(path: str, detail: str) -> FieldError:
     return invalid_value(path, "", detail)
 
 
-@lru_cache(maxsize=512)
-def _regex(pattern: str) -> re.Pattern[str]:
-    # RE2's \d, \w and \s are ASCII-only; Python's are Unicode unless told otherwise.
-    return re.compile(pattern, re.ASCII)
-
-
 def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError]) -> None:
     length = len(value)
     if "maxLength" in raw and length > raw["maxLength"]:
@@ -185,7 +179,7 @@ def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError
     pattern = raw.get("pattern")
     if pattern:
         try:
-            matched = _regex(pattern).search(value) is not None
+            matched = compile_re2(pattern).search(value) is not None
         except re.error:
             matched = True
         if not matched:
@@ -334,7 +328,8 @@ def _embedded(node: Node, value: Any, path: str, errs: list[FieldError]) -> None
         for key in sorted(value):
             sub = node.child(key)
             if sub is not None:
-                _embedded(sub, value[key], child_path(path, key), errs)
+                here = field_path(path, key, key in node.properties)
+                _embedded(sub, value[key], here, errs)
     elif isinstance(value, list) and node.items is not None:
         for i, item in enumerate(value):
             _embedded(node.items, item, index_path(path, i), errs)

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.errors import FieldError, invalid_value
 from numaplane.apiserver.kinds.meta import (
+    STANDARD_FINALIZERS,
     as_dict,
     as_list,
     as_str,
@@ -61,8 +62,9 @@ def default_namespace(ns: Object) -> None:
 
 
 def prepare_namespace_create(ns: Object) -> None:
-    """Status Active, and the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace
-    deletion empties the namespace before the object goes)."""
+    """Status Active, the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace deletion
+    empties the namespace before the object goes), and the name label again: a generated
+    name was not known when defaulting ran (upstream's ``Canonicalize``)."""
     ns["status"] = {"phase": "Active"}
     spec = ns.setdefault("spec", {})
     finalizers = spec.get("finalizers")
@@ -70,6 +72,7 @@ def prepare_namespace_create(ns: Object) -> None:
         finalizers = spec["finalizers"] = []
     if KUBERNETES_FINALIZER not in finalizers:
         finalizers.append(KUBERNETES_FINALIZER)
+    default_namespace(ns)
 
 
 def prepare_namespace_update(new: Object, old: Object) -> None:
@@ -79,15 +82,16 @@ def prepare_namespace_update(new: Object, old: Object) -> None:
 
 
 def _validate_spec_finalizers(ns: Object) -> list[FieldError]:
+    # ValidateNamespace: each of spec.finalizers qualified, unprefixed ones standard; the path
+    # carries no index, as upstream's.
     errors: list[FieldError] = []
-    for i, name in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
+    for name in as_list(as_dict(ns.get("spec")).get("finalizers")):
         text = as_str(name)
-        path = f"spec.finalizers[{i}]"
-        errors.extend(invalid_value(path, text, m) for m in is_qualified_name(text))
-        if "/" not in text and text != KUBERNETES_FINALIZER:
+        errors.extend(invalid_value("spec.finalizers", text, m) for m in is_qualified_name(text))
+        if "/" not in text and text not in STANDARD_FINALIZERS:
             errors.append(
                 invalid_value(
-                    path,
+                    "spec.finalizers",
                     text,
                     "name is neither a standard finalizer name nor is it fully qualified",
                 )
@@ -96,8 +100,8 @@ def _validate_spec_finalizers(ns: Object) -> list[FieldError]:
 
 
 def validate_namespace_update(new: Object, old: Object) -> list[FieldError]:
-    """``ValidateNamespaceUpdate``: the finalizers (kept) stay valid."""
-    return _validate_spec_finalizers(new)
+    """``ValidateNamespaceUpdate``: the object-meta rules only (spec.finalizers are kept)."""
+    return []
 
 
 def validate_namespace_status(new: Object, old: Object) -> list[FieldError]:

@@ -27,6 +27,10 @@ from numaplane.apiserver.kinds.podspec import (
     parse_quantity,
     validate_pod_spec,
 )
+from numaplane.apiserver.kinds.podstatus import (
+    prepare_pod_status_update,
+    validate_pod_status_update,
+)
 from numaplane.apiserver.kinds.printing import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -272,24 +276,6 @@ def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
     return errors_
 
 
-def validate_pod_status_update(new: Object, old: Object) -> list[FieldError]:
-    """``ValidatePodStatusUpdate``'s checks users meet: a nominated node must be a node name,
-    and a known phase."""
-    status = as_dict(new.get("status"))
-    errors_: list[FieldError] = []
-    nominated = as_str(status.get("nominatedNodeName"))
-    if nominated:
-        errors_.extend(
-            invalid_value("status.nominatedNodeName", nominated, m)
-            for m in name_is_dns_subdomain(nominated, False)
-        )
-    phase = as_str(status.get("phase"))
-    phases = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
-    if phase and phase not in phases:
-        errors_.append(not_supported("status.phase", phase, phases))
-    return errors_
-
-
 POD_STRATEGY: Final = KindStrategy(
     namespaced=True,
     name_rule=name_is_dns_subdomain,
@@ -306,6 +292,7 @@ POD_STATUS_STRATEGY: Final = StatusStrategy(
     POD_STRATEGY,
     validate_pod_status_update,
     keep_meta=("ownerReferences",),
+    status_preparer=prepare_pod_status_update,
 )
 
 

@@ -62,18 +62,18 @@ _ENV_NAME_MSG: Final = (
 
 
 def _default_image_pull_policy(container: Object) -> None:
+    # Always for the "latest" tag (also what an image with neither tag nor digest means),
+    # IfNotPresent otherwise, as ParseImageName reads the reference; an empty image does not
+    # parse and gets IfNotPresent.
     if container.get("imagePullPolicy"):
         return
     image = as_str(container.get("image"))
-    # A tag is what follows the last ':' after the last '/'; a digest pins the image.
-    last = image.rsplit("/", 1)[-1]
-    tag = last.split("@", 1)[0].rsplit(":", 1)[1] if ":" in last.split("@", 1)[0] else ""
-    if "@" in last:
-        container["imagePullPolicy"] = "IfNotPresent"
-    elif tag in ("", "latest"):
-        container["imagePullPolicy"] = "Always"
-    else:
-        container["imagePullPolicy"] = "IfNotPresent"
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ""
+    if not tag and not digest:
+        tag = "latest"
+    container["imagePullPolicy"] = "Always" if image and tag == "latest" else "IfNotPresent"
 
 
 def _default_probe(probe: object) -> None:
@@ -374,7 +374,26 @@ def _validate_volumes(volumes: object, path: str) -> tuple[set[str], list[FieldE
             if name in names:
                 errors.append(duplicate(at, name))
         names.add(name)
+        errors.extend(_validate_volume_source(as_dict(volume), f"{path}[{i}]"))
     return names, errors
+
+
+#: The field each common volume source cannot do without (validateXVolumeSource).
+_VOLUME_SOURCE_REQUIRED: Final = (
+    ("hostPath", "path"),
+    ("secret", "secretName"),
+    ("persistentVolumeClaim", "claimName"),
+    ("configMap", "name"),
+)
+
+
+def _validate_volume_source(volume: Object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for source, key in _VOLUME_SOURCE_REQUIRED:
+        spec = volume.get(source)
+        if isinstance(spec, dict) and not as_str(spec.get(key)):
+            errors.append(required(f"{path}.{source}.{key}"))
+    return errors
 
 
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
