@@ -40,7 +40,10 @@ BOOKMARK_INTERVAL_S: Final = 60.0
 
 def _strip_type(obj: Object) -> Object:
     """A list item of a built-in kind, which carries no ``kind``/``apiVersion`` of its own."""
-    return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
+    stripped = dict(obj)
+    stripped.pop("kind", None)
+    stripped.pop("apiVersion", None)
+    return stripped
 
 
 class ReadVerbs(ClusterCore):
