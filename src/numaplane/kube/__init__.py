@@ -3,3 +3,19 @@
 Controllers, the scheduler and the agent reach any cluster (numaplane's own server or a real
 one) only through this package, never through ``numaplane.apiserver``.
 """
+
+from numaplane.kube.client import KubeClient, WatchEvent, resource_path
+from numaplane.kube.config import KubeConfig, load_kubeconfig
+from numaplane.kube.errors import ApiError, KubeconfigError, KubeConnectionError, KubeError
+
+__all__ = [
+    "ApiError",
+    "KubeClient",
+    "KubeConfig",
+    "KubeConnectionError",
+    "KubeError",
+    "KubeconfigError",
+    "WatchEvent",
+    "load_kubeconfig",
+    "resource_path",
+]
