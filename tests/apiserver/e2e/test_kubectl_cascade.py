@@ -40,7 +40,7 @@ def family(kubectl: Kubectl, ns: str, *, block: bool = False) -> str:
             "metadata": {"name": name, "namespace": ns, "ownerReferences": [ref]},
         }
         kubectl.out("create", "-f", "-", stdin=json.dumps(child))
-    return uid
+    return str(uid)
 
 
 def names(kubectl: Kubectl, ns: str) -> set[str]:

@@ -26,13 +26,13 @@ def _kueue_dir() -> Path | None:
     return None
 
 
-KUEUE = _kueue_dir()
-if KUEUE is None:
+_FOUND = _kueue_dir()
+if _FOUND is None:
     pytest.skip(
         "../shared/kueue not found (set NUMAPLANE_SHARED_KUEUE): Kueue CRD tests skipped",
         allow_module_level=True,
     )
-assert KUEUE is not None
+KUEUE: Path = _FOUND
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -8,21 +8,23 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config, watch  # type: ignore[import-untyped]
+from kubernetes import client, config, watch
 from numaplane.testing.apiserver import RunningApiServer
 
 pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
-def api(server: RunningApiServer) -> Iterator[client.ApiClient]:
+def api(server: RunningApiServer) -> Iterator[Any]:
     """An ApiClient from the admin kubeconfig."""
-    with config.new_client_from_config(config_file=str(server.kubeconfig)) as api_client:
+    # The client's models are typed loosely (Optional everywhere): the tests read them as Any.
+    make: Any = config.new_client_from_config
+    with make(config_file=str(server.kubeconfig)) as api_client:
         yield api_client
 
 
-def test_core_v1(api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+def test_core_v1(api: Any) -> None:
+    core: Any = client.CoreV1Api(api)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="pyclient")))
     body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="cfg"), data={"k": "v"})
     created = core.create_namespaced_config_map("pyclient", body)
@@ -37,8 +39,8 @@ def test_core_v1(api: client.ApiClient) -> None:
     core.delete_namespaced_config_map("cfg", "pyclient")
 
 
-def test_batch_v1_defaults(api: client.ApiClient) -> None:
-    batch = client.BatchV1Api(api)
+def test_batch_v1_defaults(api: Any) -> None:
+    batch: Any = client.BatchV1Api(api)
     job = client.V1Job(
         metadata=client.V1ObjectMeta(name="pi"),
         spec=client.V1JobSpec(
@@ -60,8 +62,8 @@ def test_batch_v1_defaults(api: client.ApiClient) -> None:
     batch.delete_namespaced_job("pi", "default", propagation_policy="Background")
 
 
-def test_paginated_list(api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+def test_paginated_list(api: Any) -> None:
+    core: Any = client.CoreV1Api(api)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="paging")))
     for i in range(7):
         core.create_namespaced_config_map(
@@ -80,12 +82,13 @@ def test_paginated_list(api: client.ApiClient) -> None:
     assert len(seen) == 7
 
 
-def test_watch_streams_events_in_order(api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+def test_watch_streams_events_in_order(api: Any) -> None:
+    core: Any = client.CoreV1Api(api)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="pywatch")))
     start = core.list_namespaced_config_map("pywatch").metadata.resource_version
     events: list[tuple[str, str]] = []
-    w = watch.Watch()
+    watch_class: Any = watch.Watch  # untyped in the client
+    w = watch_class()
 
     def consume() -> None:
         for event in w.stream(
@@ -106,8 +109,8 @@ def test_watch_streams_events_in_order(api: client.ApiClient) -> None:
     assert events == [("ADDED", "a"), ("ADDED", "b"), ("ADDED", "c"), ("DELETED", "a")]
 
 
-def test_custom_objects(api: client.ApiClient) -> None:
-    ext = client.ApiextensionsV1Api(api)
+def test_custom_objects(api: Any) -> None:
+    ext: Any = client.ApiextensionsV1Api(api)
     crd: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -137,7 +140,7 @@ def test_custom_objects(api: client.ApiClient) -> None:
         },
     }
     ext.create_custom_resource_definition(crd)
-    custom = client.CustomObjectsApi(api)
+    custom: Any = client.CustomObjectsApi(api)
     widget = {
         "apiVersion": "example.com/v1",
         "kind": "Widget",
@@ -160,4 +163,4 @@ def test_custom_objects(api: client.ApiClient) -> None:
     with pytest.raises(client.ApiException) as refused:
         custom.create_namespaced_custom_object("example.com", "v1", "default", "widgets", bad)
     assert refused.value.status == 422
-    assert "should be greater than or equal to 1" in refused.value.body
+    assert "should be greater than or equal to 1" in str(refused.value.body)
