@@ -116,6 +116,7 @@ def _check_outcome(spec: str) -> None:
 @example(spec="cores-per-socket=4,cores-per-numa=3,numa-per-socket=2")
 @example(spec="memory-per-numa=" + "9" * 5000)
 @example(spec="offline=0-999999999")
+@example(spec="~=\x00")
 def test_machine_strings_give_a_machine_or_one_line(spec: str) -> None:
     _check_outcome(spec)
 

@@ -53,8 +53,9 @@ def load_machine(spec: str) -> Machine:
     if text in ("", HOST):
         return read_sysfs(Path(HOST), name=os.uname().nodename or "localhost", source=HOST)
     # os.path, not pathlib: "~nobody-here" stays as written instead of raising, and a name too
-    # long or holding NUL is no existing path instead of an OSError.
-    path = Path(os.path.expanduser(text))
+    # long or holding NUL is no existing path instead of an OSError. expanduser itself raises on
+    # "~user" holding NUL (the password-database lookup), so such text is taken as written.
+    path = Path(text if "\x00" in text else os.path.expanduser(text))
     if os.path.exists(path):
         return load_path(path, source=text)
     if "=" in text:
