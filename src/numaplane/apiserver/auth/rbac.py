@@ -305,15 +305,10 @@ class RBACAuthorizer:
         self,
         list_objects: ListObjects,
         revision: Callable[[], int] | None = None,
-        *,
-        registry_errors: bool = False,
     ) -> None:
         self._list_objects = list_objects
         self._revision = revision
         self._cached: tuple[int, _Policy] | None = None
-        # The authorizer reads roles through listers (``clusterrole.rbac...`` in its errors);
-        # the escalation check reads them through the registry (``clusterroles.rbac...``).
-        self._registry_errors = registry_errors
 
     def _policy(self) -> _Policy:
         if self._revision is None:
@@ -368,9 +363,13 @@ class RBACAuthorizer:
             found.extend((source, rule) for rule in rules)
         return found, errs
 
-    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[PolicyRule], list[str]]:
-        """The rules of ``user`` in ``namespace`` and the resolution errors."""
-        found, errs = self.visit_rules(user, namespace, registry=self._registry_errors)
+    def rules_for(
+        self, user: UserInfo, namespace: str, *, registry: bool = False
+    ) -> tuple[list[PolicyRule], list[str]]:
+        """The rules of ``user`` in ``namespace`` and the resolution errors. The authorizer
+        reads roles through listers (``clusterrole.rbac...`` in its errors), the escalation
+        check through the registry (``registry=True``: ``clusterroles.rbac...``)."""
+        found, errs = self.visit_rules(user, namespace, registry=registry)
         return [rule for _, rule in found], errs
 
     def authorize(self, attrs: Attributes) -> Decision:
@@ -382,11 +381,11 @@ class RBACAuthorizer:
         for source, rule in found:
             if rule_allows(attrs, rule):
                 return Decision(True, f"RBAC: allowed by {source.description}")
-        reason = f"RBAC: {_aggregate_errors(errs)}" if errs else ""
+        reason = f"RBAC: {aggregate_errors(errs)}" if errs else ""
         return Decision(False, reason)
 
 
-def _aggregate_errors(errs: Sequence[str]) -> str:
+def aggregate_errors(errs: Sequence[str]) -> str:
     """apimachinery's ``utilerrors.NewAggregate(...).Error()``: one bare, several in ``[..]``
     (duplicates once)."""
     unique = list(dict.fromkeys(errs))
