@@ -166,7 +166,7 @@ DECODE_CASES = (
         "unsupported content type",
         b"{}",
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml",
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf",
         content_type="text/plain",
         code=415,
     ),

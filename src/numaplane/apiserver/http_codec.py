@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from numaplane.apiserver.errors import StatusError, bad_request, not_acceptable
+from numaplane.apiserver.http_protobuf import ProtobufError, decode_protobuf
 
 #: kube-apiserver's ``--max-request-body-bytes`` default (``maxRequestBodyBytes``): 3 MiB.
 MAX_REQUEST_BODY_BYTES: Final = 3 * 1024 * 1024
@@ -27,9 +28,10 @@ JSON_PATCH: Final = "application/json-patch+json"
 MERGE_PATCH: Final = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
-#: The body types every resource endpoint decodes, in upstream's order (protobuf omitted: the
-#: server does not speak it, so it is not offered).
-INPUT_MEDIA_TYPES: Final = (JSON, YAML)
+PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
+#: The body types every resource endpoint decodes, in upstream's order (protobuf: only the
+#: kinds kubectl's typed clients send, see :mod:`numaplane.apiserver.http_protobuf`).
+INPUT_MEDIA_TYPES: Final = (JSON, YAML, PROTOBUF)
 #: What :func:`negotiate` may answer with, as named in upstream's 406 message.
 OUTPUT_MEDIA_TYPES: Final = (JSON, YAML)
 
@@ -267,8 +269,14 @@ def _yaml_error(err: yaml.YAMLError) -> str:
 
 
 def parse_document(body: bytes, media_type: str) -> Any:
-    """``body`` parsed as JSON or YAML (by ``media_type``); raises :class:`DecodeError` with
-    upstream's wording (``couldn't get version/kind; json parse error: ...``)."""
+    """``body`` parsed as JSON, YAML or Kubernetes protobuf (by ``media_type``); raises
+    :class:`DecodeError` with upstream's wording (``couldn't get version/kind; json parse
+    error: ...``)."""
+    if media_type == PROTOBUF:
+        try:
+            return decode_protobuf(body)
+        except (ProtobufError, UnicodeDecodeError, orjson.JSONDecodeError) as err:
+            raise DecodeError(str(err)) from err
     if media_type == YAML:
         try:
             doc = yaml.safe_load(body)
