@@ -15,7 +15,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from cryptography.hazmat.primitives import serialization
 
 from numaplane.apiserver.auth.pki import Pki, ensure_pki, issue_client_certificate
 from numaplane.apiserver.http_codec import MAX_REQUEST_BODY_BYTES
@@ -437,7 +436,160 @@ def test_admin_kubeconfig_names_the_server(tmp_path: Path) -> None:
     async def scenario(env: Env) -> None:
         text = env.handle.kubeconfig.read_text()
         assert f"server: {env.url}" in text
-        key = serialization.load_pem_private_key(env.pki.admin_key_pem, password=None)
-        assert key is not None
+        assert env.handle.kubeconfig.stat().st_mode & 0o077 == 0
+
+    run(tmp_path, scenario)
+
+
+def test_unknown_fields_warn_or_fail_as_asked(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        body = _cm("u", data={"a": "b"}, spec={"x": 1})
+        async with env.admin.post(env.url + CM + "?fieldValidation=Warn", json=body) as resp:
+            assert resp.status == 201
+            assert resp.headers.getall("Warning") == ['299 - "unknown field \\"spec\\""']
+        body["metadata"]["name"] = "u2"
+        async with env.admin.post(env.url + CM + "?fieldValidation=Strict", json=body) as resp:
+            assert resp.status == 400
+            assert (await _json(resp))["message"] == 'strict decoding error: unknown field "spec"'
+
+    run(tmp_path, scenario)
+
+
+def test_dry_run_stores_nothing(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        async with env.admin.post(env.url + CM + "?dryRun=All", json=_cm("dry")) as resp:
+            assert resp.status == 201
+        async with env.admin.get(f"{env.url}{CM}/dry") as resp:
+            assert resp.status == 404
+        async with env.admin.post(env.url + CM + "?dryRun=Some", json=_cm("dry")) as resp:
+            assert resp.status == 422
+            assert "dryRun: Unsupported value" in (await _json(resp))["message"]
+
+    run(tmp_path, scenario)
+
+
+def test_watch_ends_after_timeout_seconds(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        async with env.admin.get(f"{env.url}{CM}?watch=1&timeoutSeconds=1") as watch:
+            assert watch.status == 200
+            # The initial state (nothing) and then the end of the stream.
+            assert await watch.content.read() == b""
+
+    run(tmp_path, scenario)
+
+
+def test_watch_with_a_bad_selector_is_a_request_error(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        async with env.admin.get(f"{env.url}{CM}?watch=1&labelSelector=a%20in") as resp:
+            assert resp.status == 400
+            assert (await _json(resp))["reason"] == "BadRequest"
+
+    run(tmp_path, scenario)
+
+
+def test_partial_object_metadata_list(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        async with env.admin.post(env.url + CM, json=_cm("p", data={"secret": "x"})):
+            pass
+        accept = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+        async with env.admin.get(env.url + CM, headers={"Accept": accept}) as resp:
+            body = await _json(resp)
+            assert body["kind"] == "PartialObjectMetadataList"
+            assert body["items"][0]["metadata"]["name"] == "p"
+            assert "data" not in body["items"][0]
+
+    run(tmp_path, scenario)
+
+
+def test_service_account_token_authenticates_with_its_rbac_rights(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}
+        async with env.admin.post(env.url + "/api/v1/namespaces/default/serviceaccounts", json=sa):
+            pass
+        async with env.admin.post(
+            env.url + "/api/v1/namespaces/default/serviceaccounts/robot/token",
+            json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        ) as resp:
+            assert resp.status == 201, await resp.text()
+            token = (await _json(resp))["status"]["token"]
+        role = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "cm-reader"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}],
+        }
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "robot-reads"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": role["metadata"]["name"],
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}],
+        }
+        rbac = env.url + "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+        async with env.admin.post(rbac + "/roles", json=role) as resp:
+            assert resp.status == 201
+        async with env.admin.post(rbac + "/rolebindings", json=binding) as resp:
+            assert resp.status == 201
+        headers = {"Authorization": f"Bearer {token}"}
+        async with env.anonymous.get(env.url + CM, headers=headers) as resp:
+            assert resp.status == 200
+        async with env.anonymous.post(env.url + CM, json=_cm("no"), headers=headers) as resp:
+            assert resp.status == 403
+            assert (await _json(resp))["message"] == (
+                'configmaps is forbidden: User "system:serviceaccount:default:robot" cannot '
+                'create resource "configmaps" in API group "" in the namespace "default"'
+            )
+        # The same token means nothing in another logical cluster.
+        async with env.anonymous.get(f"{env.url}/clusters/other{CM}", headers=headers) as resp:
+            assert resp.status == 401
+
+    run(tmp_path, scenario, clusters=("other",))
+
+
+def test_rbac_escalation_is_refused(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        rbac = env.url + "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+        maker = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "role-maker"},
+            "rules": [
+                {
+                    "apiGroups": ["rbac.authorization.k8s.io"],
+                    "resources": ["roles"],
+                    "verbs": ["create"],
+                }
+            ],
+        }
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "jane-makes-roles"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "role-maker",
+            },
+            "subjects": [{"kind": "User", "name": "jane", "apiGroup": "rbac.authorization.k8s.io"}],
+        }
+        for path, obj in (("/roles", maker), ("/rolebindings", binding)):
+            async with env.admin.post(rbac + path, json=obj) as resp:
+                assert resp.status == 201
+        greedy = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "greedy"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}],
+        }
+        async with env.session_for("jane") as jane, jane.post(rbac + "/roles", json=greedy) as resp:
+            assert resp.status == 403
+            message = (await _json(resp))["message"]
+            assert message.startswith(
+                'roles.rbac.authorization.k8s.io "greedy" is forbidden: user "jane"'
+            )
 
     run(tmp_path, scenario)

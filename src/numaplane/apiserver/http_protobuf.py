@@ -1,4 +1,6 @@
-"""Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``) decoded to JSON
+"""(Over 400 lines: most of it is the table of the protobuf messages it decodes.)
+
+Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``) decoded to JSON
 objects, for the kinds kubectl's typed clients send that way.
 
 kubectl's ``create configmap|secret|namespace|serviceaccount|token|role|clusterrole|rolebinding|
@@ -32,7 +34,9 @@ class ProtobufError(ValueError):
 @dataclass(frozen=True)
 class F:
     """One field: JSON ``name``, ``type`` (``string``, ``bytes``, ``int``, ``bool``, ``time``,
-    ``rawjson``, a message name, or ``map:VALUE`` for ``map<string, VALUE>``), ``repeated``,
+    ``rawjson``, ``ignore`` (read past: a status Go writes on a create, which the server
+    sets itself), a message name, or ``map:VALUE`` for ``map<string, VALUE>``),
+    ``repeated``,
     and ``keep`` for a field Go writes even when zero."""
 
     name: str
@@ -117,7 +121,7 @@ MESSAGES: Final[Mapping[str, Mapping[int, F]]] = {
         3: F("status", "NamespaceStatus"),
     },
     "NamespaceSpec": {1: F("finalizers", "string", True)},
-    "NamespaceStatus": {1: F("phase", "string")},
+    "NamespaceStatus": {1: F("phase", "string"), 2: F("conditions", "ignore", True)},
     "ServiceAccount": {
         1: F("metadata", "ObjectMeta"),
         2: F("secrets", "ObjectReference", True),
@@ -128,6 +132,7 @@ MESSAGES: Final[Mapping[str, Mapping[int, F]]] = {
     "TokenRequest": {
         1: F("metadata", "ObjectMeta"),
         2: F("spec", "TokenRequestSpec"),
+        3: F("status", "ignore"),
     },
     "TokenRequestSpec": {
         1: F("audiences", "string", True),
@@ -140,11 +145,12 @@ MESSAGES: Final[Mapping[str, Mapping[int, F]]] = {
         3: F("name", "string"),
         4: F("uid", "string"),
     },
-    "SelfSubjectReview": {1: F("metadata", "ObjectMeta")},
+    "SelfSubjectReview": {1: F("metadata", "ObjectMeta"), 2: F("status", "ignore")},
     # authorization/v1
     "SelfSubjectAccessReview": {
         1: F("metadata", "ObjectMeta"),
         2: F("spec", "SelfSubjectAccessReviewSpec"),
+        3: F("status", "ignore"),
     },
     "SelfSubjectAccessReviewSpec": {
         1: F("resourceAttributes", "ResourceAttributes"),
@@ -174,6 +180,7 @@ MESSAGES: Final[Mapping[str, Mapping[int, F]]] = {
     "SelfSubjectRulesReview": {
         1: F("metadata", "ObjectMeta"),
         2: F("spec", "SelfSubjectRulesReviewSpec"),
+        3: F("status", "ignore"),
     },
     "SelfSubjectRulesReviewSpec": {1: F("namespace", "string")},
     # rbac.authorization.k8s.io/v1
@@ -208,6 +215,59 @@ MESSAGES: Final[Mapping[str, Mapping[int, F]]] = {
         4: F("namespace", "string"),
     },
     "RoleRef": {1: F("apiGroup", "string"), 2: F("kind", "string"), 3: F("name", "string")},
+    # batch/v1 (what ``kubectl create job`` sends: a pod template with containers)
+    "Job": {1: F("metadata", "ObjectMeta"), 2: F("spec", "JobSpec"), 3: F("status", "ignore")},
+    "JobSpec": {
+        1: F("parallelism", "int", keep=True),
+        2: F("completions", "int", keep=True),
+        3: F("activeDeadlineSeconds", "int", keep=True),
+        4: F("selector", "LabelSelector"),
+        5: F("manualSelector", "bool", keep=True),
+        6: F("template", "PodTemplateSpec"),
+        7: F("backoffLimit", "int", keep=True),
+        8: F("ttlSecondsAfterFinished", "int", keep=True),
+        9: F("completionMode", "string"),
+        10: F("suspend", "bool", keep=True),
+    },
+    "PodTemplateSpec": {1: F("metadata", "ObjectMeta"), 2: F("spec", "PodSpec")},
+    "PodSpec": {
+        2: F("containers", "Container", True),
+        3: F("restartPolicy", "string"),
+        4: F("terminationGracePeriodSeconds", "int", keep=True),
+        5: F("activeDeadlineSeconds", "int", keep=True),
+        6: F("dnsPolicy", "string"),
+        7: F("nodeSelector", "map:string"),
+        8: F("serviceAccountName", "string"),
+        9: F("serviceAccount", "string"),
+        10: F("nodeName", "string"),
+        11: F("hostNetwork", "bool"),
+        12: F("hostPID", "bool"),
+        13: F("hostIPC", "bool"),
+        16: F("hostname", "string"),
+        17: F("subdomain", "string"),
+        19: F("schedulerName", "string"),
+        20: F("initContainers", "Container", True),
+        24: F("priorityClassName", "string"),
+        25: F("priority", "int", keep=True),
+    },
+    "Container": {
+        1: F("name", "string"),
+        2: F("image", "string"),
+        3: F("command", "string", True),
+        4: F("args", "string", True),
+        5: F("workingDir", "string"),
+        7: F("env", "EnvVar", True),
+        8: F("resources", "ResourceRequirements", keep=True),
+        13: F("terminationMessagePath", "string"),
+        14: F("imagePullPolicy", "string"),
+        16: F("stdin", "bool"),
+        17: F("stdinOnce", "bool"),
+        18: F("tty", "bool"),
+        20: F("terminationMessagePolicy", "string"),
+    },
+    "EnvVar": {1: F("name", "string"), 2: F("value", "string")},
+    "ResourceRequirements": {1: F("limits", "map:Quantity"), 2: F("requests", "map:Quantity")},
+    "Quantity": {1: F("string", "string")},
     # scheduling.k8s.io/v1
     "PriorityClass": {
         1: F("metadata", "ObjectMeta"),
@@ -233,6 +293,7 @@ TOP_LEVEL: Final[Mapping[tuple[str, str], str]] = {
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "ClusterRoleBinding",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("batch/v1", "Job"): "Job",
 }
 
 _UNKNOWN: Final[Mapping[int, F]] = {
@@ -316,6 +377,8 @@ def _scalar(kind: str, value: int | bytes) -> Any:
         return _time(value)
     if kind == "rawjson":
         return orjson.loads(value) if value else None
+    if kind == "Quantity":
+        return _message(value, MESSAGES[kind]).get("string", "")
     return _message(value, MESSAGES[kind])
 
 
@@ -324,6 +387,11 @@ def _message(data: bytes, schema: Mapping[int, F]) -> dict[str, Any]:
     for number, value in _fields(data):
         field = schema.get(number)
         if field is None:
+            # Dropping a field the client set would change its object; refuse instead.
+            raise ProtobufError(
+                f"protobuf field {number} is not decoded by this server (send JSON instead)"
+            )
+        if field.type == "ignore":
             continue
         if field.type.startswith("map:"):
             if not isinstance(value, bytes):

@@ -178,6 +178,8 @@ def start_apiserver(
         *extra_args,
     ]
     with log_path.open("ab") as log:
+        # The log is kept across restarts; only what this process prints counts.
+        offset = log.tell()
         process = subprocess.Popen(
             argv,
             stdout=log,
@@ -187,7 +189,9 @@ def start_apiserver(
         )
     work = Path(tempfile.mkdtemp(prefix="apiserver-client-"))
     try:
-        return _wait_ready(process, data_dir, log_path, tuple(clusters), work, startup_timeout_s)
+        return _wait_ready(
+            process, data_dir, log_path, offset, tuple(clusters), work, startup_timeout_s
+        )
     except BaseException:
         if process.poll() is None:
             process.kill()
@@ -199,6 +203,7 @@ def _wait_ready(
     process: subprocess.Popen[bytes],
     data_dir: Path,
     log_path: Path,
+    offset: int,
     clusters: tuple[str, ...],
     work: Path,
     timeout_s: float,
@@ -206,7 +211,9 @@ def _wait_ready(
     deadline = time.monotonic() + timeout_s
     url = ""
     while not url:
-        text = log_path.read_text(errors="replace")
+        with log_path.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
         found = SERVING_LINE.search(text)
         if found:
             url = found.group(1)
