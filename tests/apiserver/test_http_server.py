@@ -525,7 +525,7 @@ def test_service_account_token_authenticates_with_its_rbac_rights(tmp_path: Path
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "Role",
-                "name": role["metadata"]["name"],
+                "name": "cm-reader",
             },
             "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}],
         }
