@@ -15,6 +15,7 @@ import asyncio
 import logging
 import re
 import ssl
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,9 @@ from numaplane.errors import NumaplaneError
 log = logging.getLogger("numaplane.apiserver")
 
 DEFAULT_CLUSTER = "default"
+#: How long a verified client certificate's user is remembered, and how many are.
+CERT_CACHE_TTL_S = 10.0
+CERT_CACHE_SIZE = 4096
 #: A logical cluster's name is a DNS-1123 label (it is a URL segment and a file name).
 CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 MAX_CLUSTER_NAME = 63
@@ -195,6 +199,7 @@ class ApiServer:
             for name, (cluster, authorizer) in clusters.items()
         }
         self._closed = False
+        self._cert_users: dict[bytes, tuple[UserInfo, float]] = {}
 
     async def close(self) -> None:
         """Close every cluster (flushing its store)."""
@@ -233,6 +238,28 @@ class ApiServer:
             log.exception("internal error serving %s %s", request.method, request.path)
             return self._error(request, errors.internal_error(f"{type(exc).__name__}: {exc}"))
 
+    def _authenticate(
+        self, request: web.Request, cluster_name: str, cluster: Cluster
+    ) -> UserInfo | None:
+        """The request's user. A client certificate's verification (a signature check) is
+        remembered for a short while: the same certificate comes with every request of a
+        connection, and verifying it each time would cost more than serving the request."""
+        der = _peer_cert(request)
+        if der is not None:
+            now = time.monotonic()
+            cached = self._cert_users.get(der)
+            if cached is not None and cached[1] > now:
+                return cached[0]
+            user = self.authenticator.authenticate(der, None, cluster_name, _lookup(cluster))
+            if user is not None:
+                if len(self._cert_users) >= CERT_CACHE_SIZE:
+                    self._cert_users.clear()
+                self._cert_users[der] = (user, now + CERT_CACHE_TTL_S)
+                return user
+        return self.authenticator.authenticate(
+            der, request.headers.get("Authorization"), cluster_name, _lookup(cluster)
+        )
+
     def _error(self, request: web.Request, err: StatusError) -> web.Response:
         try:
             media_type = negotiate(request.headers.get("Accept", "")).media_type
@@ -247,12 +274,7 @@ class ApiServer:
         entry = self.clusters.get(cluster_name or DEFAULT_CLUSTER)
         if entry is None:
             raise not_found_route()
-        user = self.authenticator.authenticate(
-            _peer_cert(request),
-            request.headers.get("Authorization"),
-            cluster_name or DEFAULT_CLUSTER,
-            _lookup(entry.cluster),
-        )
+        user = self._authenticate(request, cluster_name or DEFAULT_CLUSTER, entry.cluster)
         if user is None:
             raise errors.unauthorized()
         query = {key: request.query.getall(key) for key in request.query}
