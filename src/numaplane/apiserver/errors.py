@@ -218,22 +218,33 @@ def forbidden(
     namespace: str = "",
     name: str = "",
     subresource: str = "",
+    reason: str = "",
 ) -> StatusError:
-    """RBAC's refusal, worded as kube-apiserver's: ``pods is forbidden: User "u" cannot list
-    resource "pods" in API group "" in the namespace "ns"``."""
+    """The authorization filter's refusal, worded as kube-apiserver's: ``pods "p" is forbidden:
+    User "u" cannot get resource "pods/log" in API group "" in the namespace "ns"``, with the
+    authorizer's ``reason`` appended after ``: `` when there is one. The subject is the group
+    resource alone (no subresource), as ``apierrors.NewForbidden`` prints it."""
     shown = f"{resource}/{subresource}" if subresource else resource
-    subject = f'{shown} "{name}"' if name else shown
-    if group:
-        subject_gr = f"{resource}.{group}"
-        subject = f'{subject_gr} "{name}"' if name else subject_gr
-        if subresource:
-            subject = f'{resource}.{group} "{name}"' if name else f"{resource}.{group}"
     scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
-    message = (
-        f'{subject} is forbidden: User "{user}" cannot {verb} resource "{shown}" '
-        f'in API group "{group}"{scope}'
+    why = f'User "{user}" cannot {verb} resource "{shown}" in API group "{group}"{scope}'
+    if reason:
+        why += f": {reason}"
+    group_resource = f"{resource}.{group}" if group else resource
+    subject = f'{group_resource} "{name}"' if name else group_resource
+    return StatusError(
+        403,
+        "Forbidden",
+        f"{subject} is forbidden: {why}",
+        {"name": name, "group": group, "kind": resource},
     )
-    return StatusError(403, "Forbidden", message, {"name": name, "group": group, "kind": resource})
+
+
+def forbidden_path(user: str, verb: str, path: str, reason: str = "") -> StatusError:
+    """The refusal of a non-resource request: ``forbidden: User "u" cannot get path "/x"``."""
+    why = f'User "{user}" cannot {verb} path "{path}"'
+    if reason:
+        why += f": {reason}"
+    return StatusError(403, "Forbidden", f"forbidden: {why}", {})
 
 
 def gone(message: str) -> StatusError:

@@ -1,0 +1,513 @@
+"""core/v1 Pod: defaulting, QoS, create/update rules, the status and binding subresources, the
+table kubectl prints and the fields selectors test (``pkg/registry/core/pod``).
+
+(Over 400 lines: the printer's status column alone mirrors upstream's long ``printPod``.)
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from numaplane.api.pod import QOS_RESOURCES, Container, compute_qos
+from numaplane.apiserver import errors
+from numaplane.apiserver.errors import FieldError, invalid_value, not_supported, required
+from numaplane.apiserver.kinds.meta import (
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    inclusive_range_error,
+    metadata,
+    name_is_dns_subdomain,
+)
+from numaplane.apiserver.kinds.podspec import (
+    default_pod_spec,
+    default_requests_from_limits,
+    parse_quantity,
+    validate_pod_spec,
+)
+from numaplane.apiserver.kinds.printing import (
+    AGE_COLUMN,
+    NAME_COLUMN,
+    NONE,
+    Printer,
+    age,
+    human_duration,
+    meta_fields,
+    name_of,
+    parse_time,
+)
+from numaplane.apiserver.kinds.strategy import KindStrategy, StatusStrategy, carry_over
+from numaplane.apiserver.resource import TableColumn
+
+Object = dict[str, Any]
+
+SCHEDULING_GATED: Final = "SchedulingGated"
+_MAX_INT32: Final = 2**31 - 1
+UPDATABLE_SPEC_FIELDS: Final = (
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+)
+
+
+def _spec(obj: Object) -> dict[str, Any]:
+    return as_dict(obj.get("spec"))
+
+
+def default_pod(pod: Object) -> None:
+    """``SetDefaults_Pod`` + ``SetDefaults_PodSpec``: requests from limits, enableServiceLinks,
+    dnsPolicy, restartPolicy, securityContext, terminationGracePeriodSeconds, schedulerName,
+    and the containers' and volumes' defaults."""
+    spec = pod.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    for key in ("initContainers", "containers"):
+        for container in as_list(spec.get(key)):
+            if isinstance(container, dict):
+                default_requests_from_limits(container)
+    spec.setdefault("enableServiceLinks", True)
+    default_pod_spec(spec)
+
+
+def pod_qos_class(pod: Object) -> str:
+    """The QoS class upstream records in ``status.qosClass`` (``ComputePodQOS``)."""
+    spec = _spec(pod)
+    containers = []
+    for key in ("initContainers", "containers"):
+        for item in as_list(spec.get(key)):
+            container = as_dict(item)
+            resources = as_dict(container.get("resources"))
+            picked = []
+            for part in ("requests", "limits"):
+                values = {}
+                for name, value in as_dict(resources.get(part)).items():
+                    if name in QOS_RESOURCES:
+                        values[name] = parse_quantity(value, "Pod")
+                picked.append(values)
+            containers.append(Container.of(as_str(container.get("name")), picked[0], picked[1]))
+    return str(compute_qos(containers))
+
+
+def prepare_pod_create(pod: Object) -> None:
+    """Status reset to phase Pending with the QoS class; a gated pod gets its PodScheduled
+    condition (``SchedulingGated``); a negative grace period reads as 1 (as upstream)."""
+    spec = pod.setdefault("spec", {})
+    status: Object = {"phase": "Pending", "qosClass": pod_qos_class(pod)}
+    if as_list(spec.get("schedulingGates")):
+        status["conditions"] = [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": SCHEDULING_GATED,
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+                "lastProbeTime": None,
+                "lastTransitionTime": None,
+            }
+        ]
+    pod["status"] = status
+    grace = spec.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and grace < 0:
+        spec["terminationGracePeriodSeconds"] = 1
+
+
+def validate_pod(pod: Object) -> list[FieldError]:
+    """``ValidatePodCreate``'s spec part (metadata is the strategy's)."""
+    return validate_pod_spec(pod.get("spec"), "spec", "Pod")
+
+
+def _diff(old: object, new: object, path: str, out: list[str]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            _diff(old.get(key), new.get(key), f"{path}.{key}", out)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            _diff(a, b, f"{path}[{i}]", out)
+    elif old != new:
+        out.append(f"  {path}: {errors.go_value(old)} -> {errors.go_value(new)}")
+
+
+def _munged_spec(new: Object, old: Object) -> Object:
+    """The new spec with every field a pod update may change taken from the old one, so that
+    what remains different is what may not change."""
+    munged = copy.deepcopy(new)
+    for key in ("containers", "initContainers"):
+        for mine, theirs in zip(as_list(munged.get(key)), as_list(old.get(key)), strict=False):
+            if isinstance(mine, dict) and isinstance(theirs, dict):
+                carry_over(mine, theirs, "image")
+    carry_over(munged, old, "activeDeadlineSeconds")
+    old_tolerations = as_list(old.get("tolerations"))
+    if all(t in as_list(munged.get("tolerations")) for t in old_tolerations):
+        carry_over(munged, old, "tolerations")
+    old_grace = old.get("terminationGracePeriodSeconds")
+    if (
+        isinstance(old_grace, int)
+        and old_grace < 0
+        and munged.get("terminationGracePeriodSeconds") == 1
+    ):
+        carry_over(munged, old, "terminationGracePeriodSeconds")
+    gates = as_list(munged.get("schedulingGates"))
+    if all(g in as_list(old.get("schedulingGates")) for g in gates):
+        carry_over(munged, old, "schedulingGates")
+    return munged
+
+
+def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
+    """``ValidatePodUpdate``: the new pod valid, containers neither added nor removed, the
+    deadline only shortened, and nothing in the spec changed but images, the deadline, added
+    tolerations, removed scheduling gates and a negative grace period turned to 1."""
+    errors_ = validate_pod(new)
+    spec, old_spec = _spec(new), _spec(old)
+    if len(as_list(spec.get("containers"))) != len(as_list(old_spec.get("containers"))):
+        errors_.append(
+            FieldError(
+                "FieldValueForbidden",
+                "spec.containers",
+                detail="pod updates may not add or remove containers",
+            )
+        )
+        return errors_
+    deadline, old_deadline = (
+        spec.get("activeDeadlineSeconds"),
+        old_spec.get("activeDeadlineSeconds"),
+    )
+    if deadline is not None:
+        value = as_int(deadline)
+        if not 0 <= value <= _MAX_INT32:
+            errors_.append(
+                invalid_value(
+                    "spec.activeDeadlineSeconds", value, inclusive_range_error(0, _MAX_INT32)
+                )
+            )
+            return errors_
+        if old_deadline is not None and as_int(old_deadline) < value:
+            errors_.append(
+                invalid_value(
+                    "spec.activeDeadlineSeconds",
+                    value,
+                    "must be less than or equal to previous value",
+                )
+            )
+            return errors_
+    elif old_deadline is not None:
+        errors_.append(
+            invalid_value(
+                "spec.activeDeadlineSeconds",
+                None,
+                "must not update from a positive integer to nil value",
+            )
+        )
+    old_tolerations = as_list(old_spec.get("tolerations"))
+    for i, toleration in enumerate(old_tolerations):
+        if toleration not in as_list(spec.get("tolerations")):
+            errors_.append(
+                FieldError(
+                    "FieldValueForbidden",
+                    f"spec.tolerations[{i}]",
+                    detail="existing toleration can not be modified except its tolerationSeconds",
+                )
+            )
+    for i, gate in enumerate(as_list(spec.get("schedulingGates"))):
+        if gate not in as_list(old_spec.get("schedulingGates")):
+            errors_.append(
+                FieldError(
+                    "FieldValueForbidden",
+                    f"spec.schedulingGates[{i}]",
+                    detail="only deletion is allowed, but found new scheduling gate "
+                    f"'{as_str(as_dict(gate).get('name'))}'",
+                )
+            )
+    munged = _munged_spec(spec, old_spec)
+    if munged != old_spec:
+        lines: list[str] = []
+        _diff(old_spec, munged, "spec", lines)
+        errors_.append(
+            FieldError(
+                "FieldValueForbidden",
+                "spec",
+                detail="pod updates may not change fields other than "
+                + ",".join(UPDATABLE_SPEC_FIELDS)
+                + "\n"
+                + "\n".join(lines),
+            )
+        )
+    return errors_
+
+
+def validate_pod_status_update(new: Object, old: Object) -> list[FieldError]:
+    """``ValidatePodStatusUpdate``'s checks users meet: a nominated node must be a node name,
+    and a known phase."""
+    status = as_dict(new.get("status"))
+    errors_: list[FieldError] = []
+    nominated = as_str(status.get("nominatedNodeName"))
+    if nominated:
+        errors_.extend(
+            invalid_value("status.nominatedNodeName", nominated, m)
+            for m in name_is_dns_subdomain(nominated, False)
+        )
+    phase = as_str(status.get("phase"))
+    phases = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+    if phase and phase not in phases:
+        errors_.append(not_supported("status.phase", phase, phases))
+    return errors_
+
+
+POD_STRATEGY: Final = KindStrategy(
+    namespaced=True,
+    name_rule=name_is_dns_subdomain,
+    defaulter=default_pod,
+    create_preparer=prepare_pod_create,
+    validator=validate_pod,
+    update_validator=validate_pod_update,
+    status_key="status",
+)
+
+#: ``pods/status``: the spec and the owner references stay as stored (old kubelets corrupt
+#: owner references, hence upstream keeps them).
+POD_STATUS_STRATEGY: Final = StatusStrategy(
+    POD_STRATEGY,
+    validate_pod_status_update,
+    keep_meta=("ownerReferences",),
+)
+
+
+def pod_fields(pod: Object) -> dict[str, str]:
+    """``PodToSelectableFields``."""
+    spec, status = _spec(pod), as_dict(pod.get("status"))
+    ips = as_list(status.get("podIPs"))
+    pod_ip = as_str(as_dict(ips[0]).get("ip")) if ips else ""
+    fields = meta_fields(pod, True)
+    fields.update(
+        {
+            "spec.nodeName": as_str(spec.get("nodeName")),
+            "spec.restartPolicy": as_str(spec.get("restartPolicy")),
+            "spec.schedulerName": as_str(spec.get("schedulerName")),
+            "spec.serviceAccountName": as_str(spec.get("serviceAccountName")),
+            "spec.hostNetwork": "true" if spec.get("hostNetwork") is True else "false",
+            "status.phase": as_str(status.get("phase")),
+            "status.podIP": pod_ip,
+            "status.nominatedNodeName": as_str(status.get("nominatedNodeName")),
+        }
+    )
+    return fields
+
+
+# --- binding ----------------------------------------------------------------------------------
+
+
+def validate_binding(binding: Object) -> list[FieldError]:
+    """``ValidatePodBinding``: the target is a Node (kind empty or ``Node``) with a name."""
+    target = as_dict(binding.get("target"))
+    errors_: list[FieldError] = []
+    kind = as_str(target.get("kind"))
+    if kind and kind != "Node":
+        errors_.append(not_supported("target.kind", kind, ("Node", "<empty>")))
+    if not as_str(target.get("name")):
+        errors_.append(required("target.name"))
+    return errors_
+
+
+def bind_pod(pod: Object, binding: Object, url_name: str) -> Object:
+    """A copy of ``pod`` bound as ``pods/binding`` does: ``spec.nodeName`` set, the binding's
+    annotations added, PodScheduled True. Raises upstream's errors: a name mismatch (400), an
+    invalid binding (422), a pod being deleted, already bound or still gated (409)."""
+    name = as_str(metadata(binding).get("name"))
+    if name != url_name:
+        raise errors.bad_request("name in URL does not match name in Binding object")
+    problems = validate_binding(binding)
+    if problems:
+        raise errors.invalid("", "Binding", name, problems)
+    meta = metadata(pod)
+    spec = _spec(pod)
+    if meta.get("deletionTimestamp"):
+        why = f"pod {url_name} is being deleted, cannot be assigned to a host"
+        raise errors.conflict("pods/binding", url_name, why)
+    if as_str(spec.get("nodeName")):
+        why = f'pod {url_name} is already assigned to node "{as_str(spec.get("nodeName"))}"'
+        raise errors.conflict("pods/binding", url_name, why)
+    if as_list(spec.get("schedulingGates")):
+        raise errors.conflict(
+            "pods/binding", url_name, f"pod {url_name} has non-empty .spec.schedulingGates"
+        )
+    bound = copy.deepcopy(pod)
+    bound.setdefault("spec", {})["nodeName"] = as_str(as_dict(binding.get("target")).get("name"))
+    annotations = as_dict(metadata(binding).get("annotations"))
+    if annotations:
+        bound.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    status = bound.setdefault("status", {})
+    conditions = [
+        c for c in as_list(status.get("conditions")) if as_dict(c).get("type") != "PodScheduled"
+    ]
+    previous = next(
+        (
+            as_dict(c)
+            for c in as_list(status.get("conditions"))
+            if as_dict(c).get("type") == "PodScheduled"
+        ),
+        {},
+    )
+    scheduled = {**previous, "type": "PodScheduled", "status": "True"}
+    scheduled.pop("reason", None)
+    scheduled.pop("message", None)
+    status["conditions"] = [*conditions, scheduled]
+    return bound
+
+
+# --- table ------------------------------------------------------------------------------------
+
+
+POD_COLUMNS: Final = (
+    NAME_COLUMN,
+    TableColumn(
+        "Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."
+    ),
+    TableColumn("Status", "string", "", "The aggregate status of the containers in this pod."),
+    TableColumn(
+        "Restarts",
+        "string",
+        "",
+        "The number of times the containers in this pod have been restarted and when the last "
+        "container in this pod has restarted.",
+    ),
+    AGE_COLUMN,
+    TableColumn("IP", "string", "", "podIP address allocated to the pod.", 1),
+    TableColumn("Node", "string", "", "NodeName indicates in which node this pod is scheduled.", 1),
+    TableColumn("Nominated Node", "string", "", "nominatedNodeName of the pod.", 1),
+    TableColumn("Readiness Gates", "string", "", "The readiness gates of the pod.", 1),
+)
+
+
+def _later(current: float | None, candidate: object) -> float | None:
+    at = parse_time(candidate)
+    if at is not None and (current is None or at > current):
+        return at
+    return current
+
+
+def _terminated_reason(terminated: Object, prefix: str) -> str:
+    reason = as_str(terminated.get("reason"))
+    if reason:
+        return prefix + reason
+    signal = as_int(terminated.get("signal"))
+    if signal:
+        return f"{prefix}Signal:{signal}"
+    return f"{prefix}ExitCode:{as_int(terminated.get('exitCode'))}"
+
+
+def pod_row(pod: Object, now: float) -> list[Any]:
+    """``printPod``: ready/total, the status reason kubectl shows, restarts (with the last
+    restart's age) and age, then IP, node, nominated node and readiness gates."""
+    spec, status = _spec(pod), as_dict(pod.get("status"))
+    init_specs = {
+        as_str(as_dict(c).get("name")): as_dict(c) for c in as_list(spec.get("initContainers"))
+    }
+
+    def restartable(name: str) -> bool:
+        return as_str(init_specs.get(name, {}).get("restartPolicy")) == "Always"
+
+    total = len(as_list(spec.get("containers"))) + sum(1 for n in init_specs if restartable(n))
+    ready = 0
+    restarts = 0
+    sidecar_restarts = 0
+    last_restart: float | None = None
+    last_sidecar_restart: float | None = None
+    phase = as_str(status.get("phase"))
+    reason = as_str(status.get("reason")) or phase
+    for condition in as_list(status.get("conditions")):
+        condition = as_dict(condition)
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == SCHEDULING_GATED:
+            reason = SCHEDULING_GATED
+    initializing = False
+    init_statuses = as_list(status.get("initContainerStatuses"))
+    for i, item in enumerate(init_statuses):
+        cs = as_dict(item)
+        name = as_str(cs.get("name"))
+        restarts += as_int(cs.get("restartCount"))
+        finished = as_dict(as_dict(cs.get("lastState")).get("terminated")).get("finishedAt")
+        last_restart = _later(last_restart, finished)
+        if restartable(name):
+            sidecar_restarts += as_int(cs.get("restartCount"))
+            last_sidecar_restart = _later(last_sidecar_restart, finished)
+        state = as_dict(cs.get("state"))
+        terminated = state.get("terminated")
+        waiting = as_dict(state.get("waiting"))
+        if isinstance(terminated, dict) and as_int(terminated.get("exitCode")) == 0:
+            continue
+        if restartable(name) and cs.get("started") is True:
+            if cs.get("ready") is True:
+                ready += 1
+            continue
+        if isinstance(terminated, dict):
+            reason = _terminated_reason(terminated, "Init:")
+        elif as_str(waiting.get("reason")) and waiting.get("reason") != "PodInitializing":
+            reason = "Init:" + as_str(waiting.get("reason"))
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+    initialized = any(
+        as_dict(c).get("type") == "Initialized" and as_dict(c).get("status") == "True"
+        for c in as_list(status.get("conditions"))
+    )
+    if not initializing or initialized:
+        restarts = sidecar_restarts
+        last_restart = last_sidecar_restart
+        has_running = False
+        for item in reversed(as_list(status.get("containerStatuses"))):
+            cs = as_dict(item)
+            restarts += as_int(cs.get("restartCount"))
+            finished = as_dict(as_dict(cs.get("lastState")).get("terminated")).get("finishedAt")
+            last_restart = _later(last_restart, finished)
+            state = as_dict(cs.get("state"))
+            waiting, terminated = as_dict(state.get("waiting")), state.get("terminated")
+            if as_str(waiting.get("reason")):
+                reason = as_str(waiting.get("reason"))
+            elif isinstance(terminated, dict):
+                reason = _terminated_reason(terminated, "")
+            elif cs.get("ready") is True and isinstance(state.get("running"), dict):
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            pod_ready = any(
+                as_dict(c).get("type") == "Ready" and as_dict(c).get("status") == "True"
+                for c in as_list(status.get("conditions"))
+            )
+            reason = "Running" if pod_ready else "NotReady"
+    deleting = bool(metadata(pod).get("deletionTimestamp"))
+    if deleting and as_str(status.get("reason")) == "NodeLost":
+        reason = "Unknown"
+    elif deleting and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    shown_restarts = str(restarts)
+    if restarts and last_restart is not None:
+        shown_restarts = f"{restarts} ({human_duration(now - last_restart)} ago)"
+    ips = as_list(status.get("podIPs"))
+    pod_ip = as_str(as_dict(ips[0]).get("ip")) if ips else ""
+    gates = as_list(spec.get("readinessGates"))
+    gates_cell = NONE
+    if gates:
+        true_count = 0
+        for gate in gates:
+            wanted = as_dict(gate).get("conditionType")
+            for condition in as_list(status.get("conditions")):
+                if as_dict(condition).get("type") == wanted:
+                    true_count += as_dict(condition).get("status") == "True"
+                    break
+        gates_cell = f"{true_count}/{len(gates)}"
+    return [
+        name_of(pod),
+        f"{ready}/{total}",
+        reason,
+        shown_restarts,
+        age(pod, now),
+        pod_ip or NONE,
+        as_str(spec.get("nodeName")) or NONE,
+        as_str(status.get("nominatedNodeName")) or NONE,
+        gates_cell,
+    ]
+
+
+POD_PRINTER: Final = Printer(POD_COLUMNS, pod_row)

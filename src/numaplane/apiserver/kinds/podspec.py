@@ -1,0 +1,417 @@
+"""Pod specs as Pods and pod templates (Jobs) share them: the scheme's defaulting
+(``pkg/apis/core/v1/defaults.go``) and ``ValidatePodSpec``'s checks that users meet
+(``pkg/apis/core/validation``), with upstream's paths and messages.
+
+(Over 400 lines: containers, resources, volumes and the pod-level fields are one validation
+pass upstream, and stay one here so that paths and error order match.)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from numaplane.api.quantity import Quantity, QuantityError
+from numaplane.api.resourcenames import is_extended_resource_name
+from numaplane.apiserver.errors import (
+    FieldError,
+    bad_request,
+    duplicate,
+    invalid_value,
+    not_supported,
+    required,
+)
+from numaplane.apiserver.kinds.meta import (
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    inclusive_range_error,
+    is_dns1123_label,
+    is_qualified_name,
+    name_is_dns_subdomain,
+    validate_annotations,
+    validate_labels,
+)
+
+Object = dict[str, Any]
+
+RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
+DNS_POLICIES: Final = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
+PULL_POLICIES: Final = ("Always", "IfNotPresent", "Never")
+TERMINATION_MESSAGE_POLICIES: Final = ("File", "FallbackToLogsOnError")
+PROTOCOLS: Final = ("SCTP", "TCP", "UDP")
+DEFAULT_SCHEDULER: Final = "default-scheduler"
+DEFAULT_GRACE_PERIOD_S: Final = 30
+_MAX_UINT32: Final = 2**32 - 1
+_STANDARD_CONTAINER_RESOURCES: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
+_HUGEPAGES: Final = "hugepages-"
+_VOLUME_DEFAULT_MODE: Final = 0o644
+_VOLUME_SOURCES_WITH_MODE: Final = ("secret", "configMap", "downwardAPI", "projected")
+_ENV_NAME_MSG: Final = (
+    "a valid environment variable name must consist only of printable ASCII characters other "
+    "than '='"
+)
+
+
+# --- defaulting -------------------------------------------------------------------------------
+
+
+def _default_image_pull_policy(container: Object) -> None:
+    if container.get("imagePullPolicy"):
+        return
+    image = as_str(container.get("image"))
+    # A tag is what follows the last ':' after the last '/'; a digest pins the image.
+    last = image.rsplit("/", 1)[-1]
+    tag = last.split("@", 1)[0].rsplit(":", 1)[1] if ":" in last.split("@", 1)[0] else ""
+    if "@" in last:
+        container["imagePullPolicy"] = "IfNotPresent"
+    elif tag in ("", "latest"):
+        container["imagePullPolicy"] = "Always"
+    else:
+        container["imagePullPolicy"] = "IfNotPresent"
+
+
+def _default_probe(probe: object) -> None:
+    if not isinstance(probe, dict):
+        return
+    probe.setdefault("timeoutSeconds", 1)
+    probe.setdefault("periodSeconds", 10)
+    probe.setdefault("successThreshold", 1)
+    probe.setdefault("failureThreshold", 3)
+    http = probe.get("httpGet")
+    if isinstance(http, dict):
+        http.setdefault("path", "/")
+        http.setdefault("scheme", "HTTP")
+
+
+def default_container(container: Object, host_network: bool) -> None:
+    """``SetDefaults_Container`` and what it reaches: pull policy by tag, termination message
+    path and policy, port protocols (host ports under host networking), env field refs, probes."""
+    _default_image_pull_policy(container)
+    container.setdefault("terminationMessagePath", "/dev/termination-log")
+    container.setdefault("terminationMessagePolicy", "File")
+    for port in as_list(container.get("ports")):
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if host_network and "hostPort" not in port and "containerPort" in port:
+                port["hostPort"] = port["containerPort"]
+    for env in as_list(container.get("env")):
+        ref = as_dict(as_dict(env).get("valueFrom")).get("fieldRef")
+        if isinstance(ref, dict):
+            ref.setdefault("apiVersion", "v1")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _default_probe(container.get(probe))
+
+
+def default_requests_from_limits(container: Object) -> None:
+    """``SetDefaults_Pod``'s rule: a resource with a limit and no request requests its limit
+    (this is what makes a limits-only pod Guaranteed)."""
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return
+    limits = as_dict(resources.get("limits"))
+    if not limits:
+        return
+    requests = resources.setdefault("requests", {})
+    if isinstance(requests, dict):
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+
+
+def _default_volume(volume: Object) -> None:
+    sources = [k for k in volume if k != "name"]
+    if not sources:
+        volume["emptyDir"] = {}
+    for source in _VOLUME_SOURCES_WITH_MODE:
+        spec = volume.get(source)
+        if isinstance(spec, dict):
+            spec.setdefault("defaultMode", _VOLUME_DEFAULT_MODE)
+            if source == "projected":
+                for projection in as_list(spec.get("sources")):
+                    token = as_dict(projection).get("serviceAccountToken")
+                    if isinstance(token, dict):
+                        token.setdefault("expirationSeconds", 3600)
+
+
+def default_pod_spec(spec: Object) -> None:
+    """``SetDefaults_PodSpec`` and the containers and volumes in it."""
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("restartPolicy", "Always")
+    if not isinstance(spec.get("securityContext"), dict):
+        spec["securityContext"] = {}
+    spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_PERIOD_S)
+    spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
+    host_network = spec.get("hostNetwork") is True
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for container in as_list(spec.get(key)):
+            if isinstance(container, dict):
+                default_container(container, host_network)
+    for volume in as_list(spec.get("volumes")):
+        if isinstance(volume, dict):
+            _default_volume(volume)
+
+
+def default_pod_template(template: Object) -> None:
+    """Defaulting of a ``PodTemplateSpec`` (its spec; requests are not filled from limits in
+    templates, only in Pods, as upstream)."""
+    spec = template.setdefault("spec", {})
+    if isinstance(spec, dict):
+        default_pod_spec(spec)
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def parse_quantity(value: object, kind: str) -> Quantity:
+    """A quantity in a decoded object; malformed ones are refused as upstream's decoder does
+    (400 ``Pod in version "v1" cannot be handled as a Pod: ...``)."""
+    try:
+        return Quantity.parse(value if isinstance(value, str | int) else str(value))
+    except QuantityError as err:
+        raise bad_request(
+            f'{kind} in version "v1" cannot be handled as a {kind}: {err.reason}'
+        ) from err
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith(_HUGEPAGES)
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _is_native(name) and not _is_hugepages(name)
+
+
+def _is_integer_resource(name: str) -> bool:
+    return is_extended_resource_name(name)
+
+
+def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
+    errors = [invalid_value(path, name, m) for m in is_qualified_name(name)]
+    if "/" not in name:
+        if name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+            errors.append(invalid_value(path, name, "must be a standard resource for containers"))
+    elif not _is_native(name) and not is_extended_resource_name(name):
+        errors.append(invalid_value(path, name, "doesn't follow extended resource name standard"))
+    return errors
+
+
+def _validate_quantity(name: str, quantity: Quantity, path: str) -> list[FieldError]:
+    errors = []
+    if quantity.sign() < 0:
+        errors.append(invalid_value(path, str(quantity), "must be greater than or equal to 0"))
+    if _is_integer_resource(name) and quantity.amount.denominator != 1:
+        errors.append(invalid_value(path, str(quantity), "must be an integer"))
+    return errors
+
+
+def validate_resources(resources: object, path: str, kind: str) -> list[FieldError]:
+    """``ValidateResourceRequirements``: names, non-negative (integer where required) amounts,
+    requests at most limits (equal for resources that cannot be overcommitted), HugePages only
+    next to cpu or memory."""
+    res = as_dict(resources)
+    limits = {k: parse_quantity(v, kind) for k, v in as_dict(res.get("limits")).items()}
+    requests = {k: parse_quantity(v, kind) for k, v in as_dict(res.get("requests")).items()}
+    errors: list[FieldError] = []
+    lim_path, req_path = f"{path}.limits", f"{path}.requests"
+    for name, quantity in sorted(limits.items()):
+        errors.extend(_validate_container_resource_name(name, f"{lim_path}[{name}]"))
+        errors.extend(_validate_quantity(name, quantity, f"{lim_path}[{name}]"))
+    for name, quantity in sorted(requests.items()):
+        errors.extend(_validate_container_resource_name(name, f"{req_path}[{name}]"))
+        errors.extend(_validate_quantity(name, quantity, f"{req_path}[{name}]"))
+        limit = limits.get(name)
+        if limit is not None:
+            if quantity != limit and not _overcommit_allowed(name):
+                errors.append(
+                    invalid_value(
+                        req_path, str(quantity), f"must be equal to {name} limit of {limit}"
+                    )
+                )
+            elif quantity > limit:
+                errors.append(
+                    invalid_value(
+                        req_path,
+                        str(quantity),
+                        f"must be less than or equal to {name} limit of {limit}",
+                    )
+                )
+        elif not _overcommit_allowed(name):
+            errors.append(required(lim_path, "Limit must be set for non overcommitable resources"))
+    names = set(limits) | set(requests)
+    if any(_is_hugepages(n) for n in names) and not names & {"cpu", "memory"}:
+        errors.append(
+            FieldError("FieldValueForbidden", path, detail="HugePages require cpu or memory")
+        )
+    return errors
+
+
+def _validate_env(env: object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, var in enumerate(as_list(env)):
+        name = as_str(as_dict(var).get("name"))
+        if not name:
+            errors.append(required(f"{path}[{i}].name"))
+        elif any(ord(ch) < 32 or ord(ch) > 126 or ch == "=" for ch in name):
+            errors.append(invalid_value(f"{path}[{i}].name", name, _ENV_NAME_MSG))
+    return errors
+
+
+def _validate_ports(ports: object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, port in enumerate(as_list(ports)):
+        port = as_dict(port)
+        at = f"{path}[{i}]"
+        number = as_int(port.get("containerPort"))
+        if not 1 <= number <= 65535:
+            errors.append(
+                invalid_value(f"{at}.containerPort", number, inclusive_range_error(1, 65535))
+            )
+        host = as_int(port.get("hostPort"))
+        if "hostPort" in port and not 1 <= host <= 65535 and host != 0:
+            errors.append(invalid_value(f"{at}.hostPort", host, inclusive_range_error(1, 65535)))
+        protocol = as_str(port.get("protocol"))
+        if not protocol:
+            errors.append(required(f"{at}.protocol"))
+        elif protocol not in PROTOCOLS:
+            errors.append(not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+    return errors
+
+
+def _validate_container(
+    container: Object, path: str, volumes: set[str], kind: str
+) -> list[FieldError]:
+    errors: list[FieldError] = []
+    image = as_str(container.get("image"))
+    if not image:
+        errors.append(required(f"{path}.image"))
+    elif image != image.strip():
+        errors.append(
+            invalid_value(f"{path}.image", image, "must not have leading or trailing whitespace")
+        )
+    policy = as_str(container.get("terminationMessagePolicy"))
+    if not policy:
+        errors.append(required(f"{path}.terminationMessagePolicy"))
+    elif policy not in TERMINATION_MESSAGE_POLICIES:
+        errors.append(
+            not_supported(f"{path}.terminationMessagePolicy", policy, TERMINATION_MESSAGE_POLICIES)
+        )
+    errors.extend(_validate_ports(container.get("ports"), f"{path}.ports"))
+    errors.extend(_validate_env(container.get("env"), f"{path}.env"))
+    mount_paths: set[str] = set()
+    for i, mount in enumerate(as_list(container.get("volumeMounts"))):
+        mount = as_dict(mount)
+        at = f"{path}.volumeMounts[{i}]"
+        name = as_str(mount.get("name"))
+        if not name:
+            errors.append(required(f"{at}.name"))
+        elif name not in volumes:
+            errors.append(FieldError("FieldValueNotFound", f"{at}.name", name))
+        mount_path = as_str(mount.get("mountPath"))
+        if not mount_path:
+            errors.append(required(f"{at}.mountPath"))
+        elif mount_path in mount_paths:
+            errors.append(invalid_value(f"{at}.mountPath", mount_path, "must be unique"))
+        mount_paths.add(mount_path)
+    pull = as_str(container.get("imagePullPolicy"))
+    if not pull:
+        errors.append(required(f"{path}.imagePullPolicy"))
+    elif pull not in PULL_POLICIES:
+        errors.append(not_supported(f"{path}.imagePullPolicy", pull, PULL_POLICIES))
+    errors.extend(validate_resources(container.get("resources"), f"{path}.resources", kind))
+    return errors
+
+
+def _validate_volumes(volumes: object, path: str) -> tuple[set[str], list[FieldError]]:
+    names: set[str] = set()
+    errors: list[FieldError] = []
+    for i, volume in enumerate(as_list(volumes)):
+        name = as_str(as_dict(volume).get("name"))
+        at = f"{path}[{i}].name"
+        if not name:
+            errors.append(required(at))
+        else:
+            errors.extend(invalid_value(at, name, m) for m in is_dns1123_label(name))
+            if name in names:
+                errors.append(duplicate(at, name))
+        names.add(name)
+    return names, errors
+
+
+def validate_restart_policy(policy: str, path: str) -> list[FieldError]:
+    """``validateRestartPolicy``."""
+    if not policy:
+        return [required(path)]
+    if policy not in RESTART_POLICIES:
+        return [not_supported(path, policy, RESTART_POLICIES)]
+    return []
+
+
+def validate_pod_spec(spec: object, path: str, kind: str = "Pod") -> list[FieldError]:
+    """``ValidatePodSpec``'s checks users meet: volumes, containers (names unique across init
+    and app containers, DNS labels; images; ports; env; mounts; resources), restartPolicy,
+    dnsPolicy, nodeSelector, serviceAccountName, nodeName, priorityClassName, hostname and
+    subdomain, activeDeadlineSeconds."""
+    spec = as_dict(spec)
+    volume_names, errors = _validate_volumes(spec.get("volumes"), f"{path}.volumes")
+    containers = as_list(spec.get("containers"))
+    names: set[str] = set()
+    # App containers first, then init containers, each name unique across both (as upstream).
+    groups = (("containers", containers), ("initContainers", as_list(spec.get("initContainers"))))
+    if not containers:
+        errors.append(required(f"{path}.containers"))
+    for key, items in groups:
+        for i, item in enumerate(items):
+            container = as_dict(item)
+            at = f"{path}.{key}[{i}]"
+            name = as_str(container.get("name"))
+            if not name:
+                errors.append(required(f"{at}.name"))
+            else:
+                errors.extend(invalid_value(f"{at}.name", name, m) for m in is_dns1123_label(name))
+                if name in names:
+                    errors.append(duplicate(f"{at}.name", name))
+            names.add(name)
+            errors.extend(_validate_container(container, at, volume_names, kind))
+    errors.extend(
+        validate_restart_policy(as_str(spec.get("restartPolicy")), f"{path}.restartPolicy")
+    )
+    dns = as_str(spec.get("dnsPolicy"))
+    if not dns:
+        errors.append(required(f"{path}.dnsPolicy"))
+    elif dns not in DNS_POLICIES:
+        errors.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
+    errors.extend(validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    for key in ("serviceAccountName", "nodeName", "priorityClassName"):
+        value = as_str(spec.get(key))
+        if value:
+            errors.extend(
+                invalid_value(f"{path}.{key}", value, m)
+                for m in name_is_dns_subdomain(value, False)
+            )
+    for key in ("hostname", "subdomain"):
+        value = as_str(spec.get(key))
+        if value:
+            errors.extend(invalid_value(f"{path}.{key}", value, m) for m in is_dns1123_label(value))
+    if "activeDeadlineSeconds" in spec and spec["activeDeadlineSeconds"] is not None:
+        deadline = as_int(spec.get("activeDeadlineSeconds"))
+        if not 1 <= deadline <= _MAX_UINT32:
+            errors.append(
+                invalid_value(
+                    f"{path}.activeDeadlineSeconds", deadline, inclusive_range_error(1, _MAX_UINT32)
+                )
+            )
+    return errors
+
+
+def validate_pod_template(template: object, path: str, kind: str) -> list[FieldError]:
+    """``ValidatePodTemplateSpec``: the template's labels and annotations, then its spec."""
+    template = as_dict(template)
+    meta = as_dict(template.get("metadata"))
+    errors = validate_labels(meta.get("labels"), f"{path}.labels")
+    errors.extend(validate_annotations(meta.get("annotations"), f"{path}.annotations"))
+    errors.extend(validate_pod_spec(template.get("spec"), f"{path}.spec", kind))
+    return errors

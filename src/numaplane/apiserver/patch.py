@@ -1,0 +1,180 @@
+"""The patch types of ``PATCH`` requests, applied to an object (a JSON dict) with kube-apiserver's
+answers for a patch that cannot apply.
+
+- JSON patch (RFC 6902, ``application/json-patch+json``) through the ``jsonpatch`` library, its
+  failures worded as evanphx/json-patch's and answered as the patch handler does: an undecodable
+  patch 400, more than 10,000 operations 413, an operation that does not apply 422.
+- JSON merge patch (RFC 7386, ``application/merge-patch+json``), and :func:`create_merge_patch`
+  (the patch that turns one document into another, as ``jsonpatch.CreateMergePatch``).
+- Strategic merge patch lives in :mod:`.patch_strategic` and is re-exported here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import jsonpatch  # type: ignore[import-untyped]
+import jsonpointer  # type: ignore[import-untyped]
+
+from numaplane.apiserver.errors import StatusError, bad_request
+from numaplane.apiserver.patch_strategic import (
+    StrategicPatchError,
+    strategic_merge_patch,
+)
+
+__all__ = [
+    "MAX_JSON_PATCH_OPERATIONS",
+    "StrategicPatchError",
+    "create_merge_patch",
+    "json_patch",
+    "merge_patch",
+    "strategic_merge_patch",
+]
+
+MAX_JSON_PATCH_OPERATIONS: Final = 10000
+_OPS: Final = ("add", "remove", "replace", "move", "copy", "test")
+
+
+def _invalid(cause: str) -> StatusError:
+    # errors.NewGenericServerResponse(422, ...): a fixed message; the reason goes in a cause.
+    return StatusError(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        {"causes": [{"reason": "UnexpectedServerResponse", "message": cause}]},
+    )
+
+
+def _decode(doc: bytes | str | Sequence[Any] | Mapping[str, Any]) -> Any:
+    if isinstance(doc, bytes | str):
+        try:
+            return json.loads(doc)
+        except ValueError as err:
+            raise bad_request(str(err)) from None
+    return doc
+
+
+def json_patch(
+    obj: Mapping[str, Any], patch_doc: bytes | str | Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """``obj`` with the RFC 6902 ``patch_doc`` applied (``obj`` is not modified); raises
+    :class:`StatusError` as kube-apiserver answers a patch that does not decode or apply."""
+    ops = _decode(patch_doc)
+    if not isinstance(ops, list):
+        kind = "object" if isinstance(ops, dict) else type(ops).__name__
+        raise bad_request(f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise StatusError(
+            413,
+            "RequestEntityTooLarge",
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
+            f"got {len(ops)}",
+        )
+    doc: Any = copy.deepcopy(dict(obj))
+    for op in ops:
+        if not isinstance(op, dict):
+            raise bad_request(
+                "json: cannot unmarshal "
+                f"{'array' if isinstance(op, list) else 'string'} into Go value of type "
+                "jsonpatch.Operation"
+            )
+        op_kind = op.get("op")
+        if not isinstance(op_kind, str) or op_kind not in _OPS:
+            shown = op_kind if isinstance(op_kind, str) else "unknown"
+            raise _invalid(f"Unexpected kind: {shown}")
+        doc = _apply_one(doc, op, op_kind)
+    if not isinstance(doc, dict):
+        raise bad_request("json: cannot unmarshal into Go value of type map[string]interface {}")
+    return doc
+
+
+def _apply_one(doc: Any, op: dict[str, Any], kind: str) -> Any:
+    path = op.get("path")
+    if not isinstance(path, str):
+        raise _invalid(f'{kind} operation does not apply: doc is missing path: "": missing value')
+    try:
+        return jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
+    except jsonpatch.JsonPatchTestFailed:
+        raise _invalid(f"testing value {path} failed: test failed") from None
+    except jsonpatch.InvalidJsonPatch as err:
+        raise _invalid(str(err)) from None
+    except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException, KeyError, IndexError):
+        if kind in ("move", "copy"):
+            raise _invalid(
+                f"{kind} operation does not apply: doc is missing from path: "
+                f"{op.get('from', '')}: missing value"
+            ) from None
+        if kind == "replace":
+            raise _invalid(
+                f"replace operation does not apply: doc is missing key: {path}: missing value"
+            ) from None
+        if kind == "remove":
+            raise _invalid(
+                f'remove operation does not apply: doc is missing path: "{path}": missing value'
+            ) from None
+        raise _invalid(
+            f'add operation does not apply: doc is missing path: "{path}": missing value'
+        ) from None
+
+
+def merge_patch(
+    obj: Mapping[str, Any], patch: bytes | str | Mapping[str, Any] | Any
+) -> dict[str, Any]:
+    """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified). A patch that
+    is not JSON is a 400 (``Invalid JSON Patch``, evanphx's ErrBadJSONPatch); a patch that is
+    not an object replaces the whole document, which then fails to decode as an object."""
+    if isinstance(patch, bytes | str):
+        try:
+            patch = json.loads(patch)
+        except ValueError:
+            raise bad_request("Invalid JSON Patch") from None
+    result = _merge(copy.deepcopy(dict(obj)), patch)
+    if not isinstance(result, dict):
+        kind = "array" if isinstance(result, list) else "string"
+        raise bad_request(
+            f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+        )
+    return result
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = _merge(target.get(key), value)
+    return target
+
+
+def create_merge_patch(original: Any, modified: Any) -> Any:
+    """The merge patch that turns ``original`` into ``modified``: removed keys as ``null``,
+    changed objects as their own patch, anything else whole. ``merge_patch`` of it gives back
+    ``modified`` whenever ``modified`` holds no ``null`` inside an object."""
+    if not isinstance(original, Mapping) or not isinstance(modified, Mapping):
+        return copy.deepcopy(modified)
+    patch: dict[str, Any] = {}
+    for key in original:
+        if key not in modified:
+            patch[key] = None
+    for key, value in modified.items():
+        if key not in original:
+            patch[key] = copy.deepcopy(value)
+        elif isinstance(value, Mapping) and isinstance(original[key], Mapping):
+            sub = create_merge_patch(original[key], value)
+            if sub:
+                patch[key] = sub
+        elif not _same(original[key], value):
+            patch[key] = copy.deepcopy(value)
+    return patch
+
+
+def _same(a: Any, b: Any) -> bool:
+    # JSON equality: a boolean is never the number 1 (Python's == says it is).
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
