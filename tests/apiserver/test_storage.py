@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from numaplane.apiserver import storagedb
 from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.storage import EXPIRED_LIST, ClusterStore, ObjectKey, WatchEvent
 
@@ -422,3 +423,36 @@ def test_compaction_runs_on_its_schedule(tmp_path: Path) -> None:
             store.watch(None, None, 14)
 
     run(tmp_path / "db", body, compact_interval_s=0.01, keep_revisions=5)
+
+
+def test_history_in_memory_stays_bounded_between_scheduled_compactions(tmp_path: Path) -> None:
+    async def body(store: ClusterStore) -> None:
+        for i in range(40):
+            await store.create(key(f"c{i}"), cm(f"c{i}"))
+        assert store.compacted_rv() > 0
+        assert store.current_rv() - store.compacted_rv() <= 2 * 5
+
+    run(tmp_path / "db", body, compact_interval_s=3600, keep_revisions=5)
+
+
+def test_a_failed_commit_fails_its_writes_and_every_later_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def body(store: ClusterStore) -> None:
+        await store.create(key("kept"), cm("kept"))
+
+        def broken(*_: object) -> None:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        monkeypatch.setattr(storagedb.Writer, "_commit", broken)
+        with pytest.raises(StatusError) as failed:
+            await store.create(key("lost"), cm("lost"))
+        assert failed.value.code == 500
+        assert "disk I/O error" in failed.value.message
+        assert store.get_latest(key("lost")) is None
+        with pytest.raises(StatusError) as later:
+            await store.update(key("kept"), cm("kept", v="2"), None)
+        assert later.value.code == 500
+        assert store.current_rv() == 1
+
+    run(tmp_path / "db", body)

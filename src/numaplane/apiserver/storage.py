@@ -80,6 +80,7 @@ class ClusterStore:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writer: Writer | None = None
         self._compactor: asyncio.Task[None] | None = None
+        self._compaction_asked = 0
         self._compaction_waiters: builtins.list[tuple[int, asyncio.Future[None]]] = []
 
     @classmethod
@@ -91,9 +92,10 @@ class ClusterStore:
         keep_revisions: int = 10_000,
         watch_lag_limit: int = 100_000,
     ) -> ClusterStore:
-        """Open (creating if needed) the store at ``path``. Every ``compact_interval_s`` seconds
-        the history is compacted to the newest ``keep_revisions`` revisions. A watcher more than
-        ``watch_lag_limit`` events behind is ended."""
+        """Open (creating if needed) the store at ``path``. Every ``compact_interval_s`` seconds,
+        and whenever the history grows past twice ``keep_revisions``, it is compacted to the
+        newest ``keep_revisions`` revisions. A watcher more than ``watch_lag_limit`` events behind
+        is ended."""
         db = await asyncio.to_thread(connect, path)
         store = cls(db, keep_revisions=keep_revisions, watch_lag_limit=watch_lag_limit)
         await asyncio.to_thread(store._load)
@@ -243,15 +245,25 @@ class ClusterStore:
     def _committed(
         self, batch: builtins.list[PendingWrite], compact_to: int, error: BaseException | None
     ) -> None:
-        if error is not None:
-            self._failed = error
-            failure = errors.internal_error(f"storage failed: {error}")
-            for write in batch:
-                self._pending.pop(write.key, None)
-                if not write.future.done():
-                    write.future.set_exception(failure)
-            self._settle_compactions(failure)
-            return
+        if error is None:
+            try:
+                self._apply(batch, compact_to)
+                return
+            except Exception as exc:  # a bug: fail loudly rather than leave writers waiting
+                error = exc
+        self._fail(batch, error)
+
+    def _fail(self, batch: builtins.list[PendingWrite], error: BaseException) -> None:
+        """The store cannot go on: fail ``batch`` and every later write (500)."""
+        self._failed = error
+        failure = errors.internal_error(f"storage failed: {error}")
+        for write in batch:
+            self._pending.pop(write.key, None)
+            if not write.future.done():
+                write.future.set_exception(failure)
+        self._settle_compactions(failure)
+
+    def _apply(self, batch: builtins.list[PendingWrite], compact_to: int) -> None:
         events: builtins.list[WatchEvent] = []
         for write in batch:
             key = write.key
@@ -270,6 +282,10 @@ class ClusterStore:
             events.append(WatchEvent(write.type, write.rv, key, write.obj, write.prev))
         if batch:
             self._rv = batch[-1].rv
+            if self._rv - self._compacted > 2 * self._keep_revisions:
+                # Between scheduled compactions the history in memory stays bounded (as the
+                # capacity of upstream's watch cache bounds it), whatever the write rate.
+                self._request_compaction()
         self._publish(events)
         if compact_to > self._compacted:
             self._compacted = compact_to
@@ -347,12 +363,17 @@ class ClusterStore:
         self._writer.compact(rv)
         await done
 
+    def _request_compaction(self) -> None:
+        """Ask the writer to compact to the newest ``keep_revisions`` revisions."""
+        target = self._rv - self._keep_revisions
+        if target > max(self._compacted, self._compaction_asked) and self._writer is not None:
+            self._compaction_asked = target
+            self._writer.compact(target)
+
     async def _compact_periodically(self, interval_s: float) -> None:
         while True:
             await asyncio.sleep(interval_s)
-            target = self._rv - self._keep_revisions
-            if target > self._compacted and self._writer is not None:
-                self._writer.compact(target)
+            self._request_compaction()
 
     async def close(self) -> None:
         """Commit what was accepted, stop the writer, end every watcher."""
