@@ -593,3 +593,19 @@ def test_rbac_escalation_is_refused(tmp_path: Path) -> None:
             )
 
     run(tmp_path, scenario)
+
+
+def test_impersonation_acts_as_the_named_user_once_allowed(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        headers = {"Impersonate-User": "jane"}
+        async with env.admin.get(env.url + CM, headers=headers) as resp:
+            # The admin may impersonate anyone; jane herself may not list configmaps.
+            assert resp.status == 403
+            assert 'User "jane" cannot list resource "configmaps"' in (await _json(resp))["message"]
+        async with env.session_for("bob") as bob, bob.get(env.url + CM, headers=headers) as resp:
+            assert resp.status == 403
+            assert (
+                'User "bob" cannot impersonate resource "users"' in (await _json(resp))["message"]
+            )
+
+    run(tmp_path, scenario)

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.auth.authn import Authenticator, load_token_file
+from numaplane.apiserver.auth.impersonation import impersonate, impersonation_requested
 from numaplane.apiserver.auth.pki import Pki, ensure_pki, server_ssl_context, write_kubeconfig
 from numaplane.apiserver.auth.rbac import Attributes, Decision, RBACAuthorizer
 from numaplane.apiserver.auth.serviceaccount import TokenSigner
@@ -277,6 +278,8 @@ class ApiServer:
         user = self._authenticate(request, cluster_name or DEFAULT_CLUSTER, entry.cluster)
         if user is None:
             raise errors.unauthorized()
+        if impersonation_requested(request.headers.items()):
+            user = impersonate(user, request.headers.items(), entry.authorizer)
         query = {key: request.query.getall(key) for key in request.query}
         try:
             ri = parse_request_info(request.method, path, query)
