@@ -1,4 +1,6 @@
-"""The API server process: an aiohttp application over TLS serving one or more logical clusters.
+"""(Over 400 lines: the filter chain, and the start and stop of the process that runs it.)
+
+The API server process: an aiohttp application over TLS serving one or more logical clusters.
 
 A request goes through what kube-apiserver's filter chain does, in the same order: the logical
 cluster is taken from a ``/clusters/NAME`` prefix (the default cluster is served at ``/``),
@@ -38,6 +40,7 @@ from numaplane.apiserver.http_health import (
     health,
     version_info,
 )
+from numaplane.apiserver.http_options import method_not_allowed, not_found_route, read_body
 from numaplane.apiserver.http_resource import (
     Call,
     handle_create,
@@ -48,9 +51,6 @@ from numaplane.apiserver.http_resource import (
     handle_patch,
     handle_update,
     handle_watch,
-    method_not_allowed,
-    not_found_route,
-    read_body,
 )
 from numaplane.apiserver.http_routes import serve_discovery
 from numaplane.apiserver.requestinfo import (
@@ -230,14 +230,18 @@ class ApiServer:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Serve one request; every error becomes a ``Status`` (never an unhandled 500)."""
         try:
-            return await self._handle(request)
+            response = await self._handle(request)
         except StatusError as err:
-            return self._error(request, err)
+            response = self._error(request, err)
         except (ConnectionError, asyncio.CancelledError):
             raise
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
-            return self._error(request, errors.internal_error(f"{type(exc).__name__}: {exc}"))
+            response = self._error(request, errors.internal_error(f"{type(exc).__name__}: {exc}"))
+        if not response.prepared:
+            # Upstream's WithCacheControl: API answers are never cached unless they say so.
+            response.headers.setdefault("Cache-Control", "no-cache, private")
+        return response
 
     def _authenticate(
         self, request: web.Request, cluster_name: str, cluster: Cluster
