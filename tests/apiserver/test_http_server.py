@@ -634,3 +634,21 @@ def test_openapi_v3_documents_by_hash(tmp_path: Path) -> None:
             assert resp.status == 406
 
     run(tmp_path, scenario, clusters=("w",))
+
+
+def test_watch_list_sends_the_state_then_the_initial_events_end_bookmark(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        async with env.admin.post(env.url + CM, json=_cm("s1")):
+            pass
+        query = (
+            "watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+            "&resourceVersionMatch=NotOlderThan"
+        )
+        async with env.admin.get(f"{env.url}{CM}?{query}") as watch:
+            added, bookmark = await _events(watch, 2)
+            assert (added["type"], added["object"]["metadata"]["name"]) == ("ADDED", "s1")
+            assert bookmark["type"] == "BOOKMARK"
+            annotations = bookmark["object"]["metadata"]["annotations"]
+            assert annotations["k8s.io/initial-events-end"] == "true"
+
+    run(tmp_path, scenario)

@@ -343,6 +343,13 @@ async def handle_watch(call: Call) -> web.StreamResponse:
         field_selector=_field_selector(call),
         resource_version=first_value(call.query, "resourceVersion"),
         allow_bookmarks=parse_bool_param(call.query, "allowWatchBookmarks"),
+        resource_version_match=first_value(call.query, "resourceVersionMatch"),
+        # WatchList (client-go's streaming lists): absent, false and true differ upstream.
+        send_initial_events=(
+            parse_bool_param(call.query, "sendInitialEvents")
+            if "sendInitialEvents" in call.query
+            else None
+        ),
     )
     first, done = await prime(events)
     if done and first.exception() is not None:
