@@ -217,6 +217,10 @@ class FakeApi:
         return response  # the server ends the stream, as at its timeout
 
 
+async def ready(_: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
 Body = Callable[[KubeClient, FakeApi], Awaitable[None]]
 
 
@@ -227,6 +231,7 @@ def serve(
 
     async def main() -> None:
         app = web.Application()
+        app.router.add_route("GET", PREFIX + "/readyz", ready)
         app.router.add_route("*", PREFIX + "/api/v1/namespaces/{ns}/configmaps", api.collection)
         app.router.add_route("*", PREFIX + "/api/v1/namespaces/{ns}/configmaps/{name}", api.item)
         for name, data in (("ca", pki.ca), ("crt", pki.server_cert), ("key", pki.server_key)):
@@ -320,6 +325,7 @@ def test_errors_are_the_servers_status(pki: Pki, tmp_path: Path) -> None:
 def test_bearer_token(pki: Pki, tmp_path: Path) -> None:
     async def body(client: KubeClient, api: FakeApi) -> None:
         await client.list("v1", "configmaps", "ns")
+        assert await client.request("GET", "/readyz") == "ok"  # text, not JSON
 
     api = serve(pki, tmp_path, body, token="s3cret", with_cert=False)
     assert api.seen[0]["auth"] == "Bearer s3cret"

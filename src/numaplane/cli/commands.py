@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("sim", "simulate"),
     ("agent", "agent"),
     ("agent", "pods"),
+    ("apiserver", "apiserver"),
 )
 
 

@@ -160,8 +160,9 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
     ) -> Any:
-        """Send one request to ``path`` (below the server URL's prefix) and decode the JSON
-        answer; raise :class:`ApiError` for any non-2xx answer."""
+        """Send one request to ``path`` (below the server URL's prefix); the answer decoded from
+        JSON, or its text when it is no JSON (``/healthz``); :class:`ApiError` for any non-2xx
+        answer."""
         headers = None
         data = None
         if body is not None:
@@ -180,8 +181,11 @@ class KubeClient:
                 payload = await response.read()
                 if response.status >= 300:
                     raise ApiError(_status_from(response.status, payload))
+                is_json = "json" in response.content_type
         except aiohttp.ClientError as err:
             raise KubeConnectionError(f"{method} {self.config.server}{path}: {err}") from None
+        if not is_json:
+            return payload.decode("utf-8", "replace")
         return orjson.loads(payload) if payload else None
 
     async def get(
