@@ -1,0 +1,253 @@
+"""Request bodies in ``application/vnd.kubernetes.protobuf``, turned into the JSON object a
+Kubernetes API server would have decoded.
+
+kubectl 1.32's typed commands (``create configmap|secret|namespace|serviceaccount|token|job|
+role|clusterrole|rolebinding|clusterrolebinding|priorityclass``, ``auth can-i``, ``auth whoami``)
+send protobuf, and give up on a 415. The body is the 4 bytes ``k8s\\x00`` then a
+``runtime.Unknown`` whose ``typeMeta`` names the kind and whose ``raw`` is the object's message.
+The server works on JSON dicts, so :func:`decode` returns the dict Go's encoding/json would write
+for the Go object the body decodes to (field names, omitempty, nulls, times, quantities, base64
+bytes), which is the JSON kubectl itself sends for the same object.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.unknown_fields import UnknownFieldSet
+
+from numaplane.apiserver import errors
+from numaplane.apiserver.protobuf import (
+    authentication_v1_pb2,
+    authorization_v1_pb2,
+    batch_v1_pb2,
+    core_v1_pb2,
+    meta_v1_pb2,
+    rbac_v1_pb2,
+    runtime_pb2,
+    scheduling_v1_pb2,
+)
+from numaplane.apiserver.protobuf.gojson import ALWAYS, POINTERS
+
+CONTENT_TYPE: Final = "application/vnd.kubernetes.protobuf"
+"""The media type of the bodies :func:`decode` reads."""
+
+MAGIC: Final = b"k8s\x00"
+"""The prefix of every Kubernetes protobuf body."""
+
+KINDS: Final[dict[tuple[str, str], type[Message]]] = {
+    ("v1", "ConfigMap"): core_v1_pb2.ConfigMap,
+    ("v1", "Namespace"): core_v1_pb2.Namespace,
+    ("v1", "Secret"): core_v1_pb2.Secret,
+    ("v1", "ServiceAccount"): core_v1_pb2.ServiceAccount,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): authentication_v1_pb2.SelfSubjectReview,
+    ("authentication.k8s.io/v1", "TokenRequest"): authentication_v1_pb2.TokenRequest,
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview",
+    ): authorization_v1_pb2.SelfSubjectAccessReview,
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+    ): authorization_v1_pb2.SelfSubjectRulesReview,
+    ("batch/v1", "Job"): batch_v1_pb2.Job,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac_v1_pb2.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac_v1_pb2.ClusterRoleBinding,
+    ("rbac.authorization.k8s.io/v1", "Role"): rbac_v1_pb2.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac_v1_pb2.RoleBinding,
+    ("scheduling.k8s.io/v1", "PriorityClass"): scheduling_v1_pb2.PriorityClass,
+}
+"""The (apiVersion, kind) pairs decoded; DeleteOptions is decoded in every apiVersion, as
+Kubernetes registers it in every group version."""
+
+_GO_ZERO_UNIX: Final = -62135596800
+"""Go's zero time.Time (year 1) in Unix seconds: its JSON is ``null``."""
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+
+
+def decode(body: bytes, expected: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The JSON object of a protobuf request body (Content-Type :data:`CONTENT_TYPE`).
+
+    ``expected`` is the endpoint's (apiVersion, kind), used only where the envelope leaves them
+    empty (as Kubernetes' serializer defaults them). The result carries ``kind`` and
+    ``apiVersion`` from the envelope, so the HTTP layer checks them as for a JSON body. Raises
+    :class:`errors.StatusError`: 400 BadRequest for a body that is not a Kubernetes protobuf
+    message or does not decode (or that sets a field this server does not decode, rather than
+    dropping it), 415 UnsupportedMediaType for a kind not decoded from protobuf here.
+    """
+    if not body.startswith(MAGIC):
+        raise errors.bad_request(
+            "provided data does not appear to be a protobuf message, expected prefix "
+            + "["
+            + " ".join(str(b) for b in MAGIC)
+            + "]"
+        )
+    envelope = runtime_pb2.Unknown()
+    try:
+        envelope.ParseFromString(body[len(MAGIC) :])
+    except DecodeError as exc:
+        raise errors.bad_request(f"unable to decode the protobuf envelope: {exc}") from None
+    api_version = envelope.typeMeta.apiVersion or (expected[0] if expected else "")
+    kind = envelope.typeMeta.kind or (expected[1] if expected else "")
+    if not kind:
+        raise errors.bad_request(
+            "Object 'Kind' is missing in "
+            f'\'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:""}}\''
+        )
+    message_type = (
+        meta_v1_pb2.DeleteOptions if kind == "DeleteOptions" else KINDS.get((api_version, kind))
+    )
+    if message_type is None:
+        raise errors.StatusError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: "
+            f"application/json, application/yaml ({CONTENT_TYPE} is not decoded for kind "
+            f'"{kind}" in version "{api_version}")',
+        )
+    obj = message_type()
+    try:
+        obj.ParseFromString(envelope.raw)
+    except DecodeError as exc:
+        raise errors.bad_request(f"unable to decode {kind} from protobuf: {exc}") from None
+    result: dict[str, Any] = {}
+    if kind:
+        result["kind"] = kind
+    if api_version:
+        result["apiVersion"] = api_version
+    result.update(to_json(obj))
+    return result
+
+
+def to_json(message: Message) -> Any:
+    """Go's JSON for ``message`` (a message of this package), as :func:`decode` writes it."""
+    special = _SPECIAL.get(message.DESCRIPTOR.full_name)
+    if special is not None:
+        return special(message)
+    _refuse_unknown(message)
+    out: dict[str, Any] = {}
+    name = message.DESCRIPTOR.full_name
+    for field in message.DESCRIPTOR.fields:
+        key = f"{name}.{field.name}"
+        always = key in ALWAYS
+        if field.is_repeated:
+            value: Any = getattr(message, field.name)
+            if len(value) == 0:
+                if always:
+                    out[field.name] = None
+                continue
+            out[field.name] = (
+                _map(field, value) if _is_map(field) else [_value(field, v) for v in value]
+            )
+        elif field.message_type is not None:
+            if message.HasField(field.name):
+                out[field.name] = to_json(getattr(message, field.name))
+            elif key not in POINTERS:
+                # A Go struct: written even when the body left it out.
+                out[field.name] = to_json(_message_class(field.message_type)())
+            elif always:
+                out[field.name] = None
+        else:
+            value = getattr(message, field.name)
+            if message.HasField(field.name):
+                if key in POINTERS or always or value:
+                    out[field.name] = _value(field, value)
+            elif always:
+                out[field.name] = None if key in POINTERS else _value(field, value)
+    return out
+
+
+def _message_class(descriptor: Descriptor) -> type[Message]:
+    made: type[Message] = message_factory.GetMessageClass(descriptor)
+    return made
+
+
+def _refuse_unknown(message: Message) -> None:
+    """A field number this package does not declare is a field Kubernetes knows and this server
+    would otherwise lose without a word: refused, naming it, so the client can send JSON."""
+    numbers = sorted({item.field_number for item in UnknownFieldSet(message)})
+    if numbers:
+        shown = ", ".join(str(n) for n in numbers)
+        raise errors.bad_request(
+            f"field number(s) {shown} of {message.DESCRIPTOR.full_name} are not decoded from "
+            f"{CONTENT_TYPE} by this server; send the object as application/json"
+        )
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return field.message_type is not None and field.message_type.GetOptions().map_entry
+
+
+def _map(field: FieldDescriptor, entries: Any) -> dict[str, Any]:
+    value_field = field.message_type.fields_by_name["value"]
+    # Go writes map keys sorted.
+    return {key: _value(value_field, entries[key]) for key in sorted(entries)}
+
+
+def _value(field: FieldDescriptor, value: Any) -> Any:
+    if field.message_type is not None:
+        return to_json(value)
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        # Go's encoding/json writes []byte as standard base64 (Secret.data, binaryData).
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _time(message: Message) -> str | None:
+    """metav1.Time: an empty message is Go's zero time (``null``); Kubernetes keeps whole
+    seconds only (its decoder drops nanos) and writes RFC 3339 in UTC."""
+    if message.ByteSize() == 0:
+        return None
+    seconds = message.seconds
+    if seconds == _GO_ZERO_UNIX:
+        return None
+    return (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _micro_time(message: Message) -> str | None:
+    """metav1.MicroTime: as Time, with microseconds (``2006-01-02T15:04:05.000000Z``)."""
+    if message.ByteSize() == 0:
+        return None
+    seconds, nanos = message.seconds, message.nanos
+    if seconds == _GO_ZERO_UNIX and nanos == 0:
+        return None
+    moment = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _embedded_json(raw: bytes, what: str) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"unable to decode {what} from protobuf: {exc}") from None
+
+
+def _quantity(message: Message) -> str:
+    # Go writes a zero Quantity as "0"; a set one as its canonical string, which the client put
+    # on the wire.
+    return str(message.string) or "0"
+
+
+def _int_or_string(message: Message) -> int | str:
+    return str(message.strVal) if message.type == 1 else int(message.intVal)
+
+
+_SPECIAL: Final[dict[str, Callable[[Any], Any]]] = {
+    _META + "Time": _time,
+    _META + "MicroTime": _micro_time,
+    _META + "FieldsV1": lambda m: _embedded_json(m.Raw, "FieldsV1"),
+    "k8s.io.apimachinery.pkg.runtime.RawExtension": lambda m: _embedded_json(m.raw, "RawExtension"),
+    "k8s.io.apimachinery.pkg.api.resource.Quantity": _quantity,
+    "k8s.io.apimachinery.pkg.util.intstr.IntOrString": _int_or_string,
+}
+"""Types whose Go JSON is not an object of their fields (custom MarshalJSON upstream)."""

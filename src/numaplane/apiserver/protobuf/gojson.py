@@ -1,0 +1,106 @@
+"""How Go's encoding/json writes each field of the messages in this package (the ``json:`` tags
+of Kubernetes' Go types), which the protobuf descriptors do not say.
+
+Kubernetes' protobuf marshallers write every non-pointer scalar field, zero or not, and a
+pointer field only when it is set; Go's JSON then omits a zero ``omitempty`` field, writes a set
+pointer even when it points at zero, writes a field without ``omitempty`` always (a nil
+pointer, slice or map as ``null``), and writes a non-pointer struct always (``omitempty`` has no
+effect on structs). So the JSON a Go server would see follows from two facts per
+field, kept here: is it a pointer, and does it lack ``omitempty``. Fields named by their
+message's full protobuf name, then ``.`` and the field name.
+"""
+
+from __future__ import annotations
+
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+_CORE = "k8s.io.api.core.v1."
+_AUTHN = "k8s.io.api.authentication.v1."
+_AUTHZ = "k8s.io.api.authorization.v1."
+_BATCH = "k8s.io.api.batch.v1."
+_RBAC = "k8s.io.api.rbac.v1."
+_SCHED = "k8s.io.api.scheduling.v1."
+
+
+def _fields(message: str, *names: str) -> frozenset[str]:
+    return frozenset(f"{message}.{name}" for name in names)
+
+
+POINTERS: frozenset[str] = (
+    _fields(_META + "ObjectMeta", "deletionTimestamp", "deletionGracePeriodSeconds")
+    | _fields(_META + "OwnerReference", "controller", "blockOwnerDeletion")
+    | _fields(_META + "ManagedFieldsEntry", "time", "fieldsV1")
+    | _fields(
+        _META + "DeleteOptions",
+        "gracePeriodSeconds",
+        "preconditions",
+        "orphanDependents",
+        "propagationPolicy",
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+    )
+    | _fields(_META + "Preconditions", "uid", "resourceVersion")
+    | _fields(_CORE + "ConfigMap", "immutable")
+    | _fields(_CORE + "Secret", "immutable")
+    | _fields(_CORE + "ServiceAccount", "automountServiceAccountToken")
+    | _fields(_CORE + "Container", "restartPolicy")
+    | _fields(_CORE + "Toleration", "tolerationSeconds")
+    | _fields(
+        _CORE + "PodSpec",
+        "terminationGracePeriodSeconds",
+        "activeDeadlineSeconds",
+        "automountServiceAccountToken",
+        "priority",
+        "enableServiceLinks",
+        "preemptionPolicy",
+    )
+    | _fields(
+        _BATCH + "JobSpec",
+        "parallelism",
+        "completions",
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
+        "selector",
+        "manualSelector",
+        "ttlSecondsAfterFinished",
+        "completionMode",
+        "suspend",
+        "podReplacementPolicy",
+        "managedBy",
+    )
+    | _fields(
+        _BATCH + "JobStatus", "startTime", "completionTime", "terminating", "failedIndexes", "ready"
+    )
+    | _fields(_AUTHN + "TokenRequestSpec", "expirationSeconds", "boundObjectRef")
+    | _fields(_AUTHZ + "ResourceAttributes", "fieldSelector", "labelSelector")
+    | _fields(_AUTHZ + "SelfSubjectAccessReviewSpec", "resourceAttributes", "nonResourceAttributes")
+    | _fields(_RBAC + "ClusterRole", "aggregationRule")
+    | _fields(_SCHED + "PriorityClass", "preemptionPolicy")
+)
+"""Fields that are Go pointers (scalars and structs): set means written, even when zero; unset
+means left out. Every other message-typed field is a Go struct, written even when absent."""
+
+ALWAYS: frozenset[str] = (
+    _fields(_META + "OwnerReference", "apiVersion", "kind", "name", "uid")
+    | _fields(_META + "LabelSelectorRequirement", "key", "operator")
+    | _fields(_CORE + "Container", "name")
+    | _fields(_CORE + "PodSpec", "containers")
+    | _fields(_CORE + "NamespaceCondition", "type", "status")
+    | _fields(_BATCH + "JobCondition", "type", "status")
+    | _fields(_AUTHN + "TokenRequestSpec", "audiences", "expirationSeconds")
+    | _fields(_AUTHN + "TokenRequestStatus", "token", "expirationTimestamp")
+    | _fields(_AUTHZ + "FieldSelectorRequirement", "key", "operator")
+    | _fields(_AUTHZ + "SubjectAccessReviewStatus", "allowed")
+    | _fields(
+        _AUTHZ + "SubjectRulesReviewStatus", "resourceRules", "nonResourceRules", "incomplete"
+    )
+    | _fields(_AUTHZ + "ResourceRule", "verbs")
+    | _fields(_AUTHZ + "NonResourceRule", "verbs")
+    | _fields(_RBAC + "Role", "rules")
+    | _fields(_RBAC + "ClusterRole", "rules")
+    | _fields(_RBAC + "PolicyRule", "verbs")
+    | _fields(_RBAC + "Subject", "kind", "name")
+    | _fields(_RBAC + "RoleRef", "apiGroup", "kind", "name")
+    | _fields(_SCHED + "PriorityClass", "value")
+)
+"""Fields whose Go tag lacks ``omitempty``: written even when zero, nil ones as ``null``."""

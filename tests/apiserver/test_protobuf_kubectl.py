@@ -1,0 +1,439 @@
+"""Real kubectl 1.32 bodies: kubectl's typed commands POST protobuf; a loopback front records
+them, answers with the decoded object (so kubectl completes), and each body must decode to the
+object kubectl meant — for ``create`` commands, exactly what ``--dry-run=client -o json`` prints
+for the same command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from numaplane.apiserver import errors
+from numaplane.apiserver.protobuf import codec
+
+KUBECTL = shutil.which("kubectl")
+pytestmark = [
+    pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed: kubectl body tests skipped"),
+    pytest.mark.timeout(180),
+]
+
+# Legacy discovery, just enough for kubectl's REST mapping of what the commands name.
+_CORE: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
+    ("configmaps", "ConfigMap", True, ("cm",)),
+    ("namespaces", "Namespace", False, ("ns",)),
+    ("pods", "Pod", True, ("po",)),
+    ("secrets", "Secret", True, ()),
+    ("serviceaccounts", "ServiceAccount", True, ("sa",)),
+    ("serviceaccounts/token", "TokenRequest", True, ()),
+)
+_GROUPS: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
+    "authentication.k8s.io/v1": (
+        ("selfsubjectreviews", "SelfSubjectReview", False, ()),
+        ("tokenreviews", "TokenReview", False, ()),
+    ),
+    "authorization.k8s.io/v1": (
+        ("selfsubjectaccessreviews", "SelfSubjectAccessReview", False, ()),
+        ("selfsubjectrulesreviews", "SelfSubjectRulesReview", True, ()),
+    ),
+    "batch/v1": (("jobs", "Job", True, ()),),
+    "rbac.authorization.k8s.io/v1": (
+        ("clusterrolebindings", "ClusterRoleBinding", False, ()),
+        ("clusterroles", "ClusterRole", False, ()),
+        ("rolebindings", "RoleBinding", True, ()),
+        ("roles", "Role", True, ()),
+    ),
+    "scheduling.k8s.io/v1": (("priorityclasses", "PriorityClass", False, ("pc",)),),
+}
+
+
+def _resource_list(
+    group_version: str, rows: tuple[tuple[str, str, bool, tuple[str, ...]], ...]
+) -> dict[str, Any]:
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": [
+            {
+                "name": name,
+                "singularName": "" if "/" in name else kind.lower(),
+                "namespaced": namespaced,
+                "kind": kind,
+                "verbs": ["create"] if "/" in name else ["create", "delete", "get", "list"],
+                "shortNames": list(short),
+            }
+            for name, kind, namespaced, short in rows
+        ],
+    }
+
+
+@dataclass
+class Recorded:
+    """One request body kubectl sent."""
+
+    method: str
+    path: str
+    content_type: str
+    body: bytes
+
+
+@dataclass
+class Front:
+    """The loopback front: its kubeconfig and what it recorded."""
+
+    kubeconfig: Path
+    cache: Path
+    bodies: list[Recorded] = field(default_factory=list)
+
+
+def _answer(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the front answers for a decoded body: the object, with the status a review or a
+    token request needs for kubectl to finish."""
+    kind = obj.get("kind")
+    if kind == "SelfSubjectAccessReview":
+        return {**obj, "status": {"allowed": True}}
+    if kind == "SelfSubjectRulesReview":
+        return {**obj, "status": {"resourceRules": [], "nonResourceRules": [], "incomplete": False}}
+    if kind == "SelfSubjectReview":
+        return {**obj, "status": {"userInfo": {"username": "alice", "groups": ["dev"]}}}
+    if kind == "TokenRequest":
+        return {**obj, "status": {"token": "tok", "expirationTimestamp": "2030-01-01T00:00:00Z"}}
+    return obj
+
+
+def _app(front: Front) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/")
+        if request.method == "GET":
+            if path == "/api":
+                return web.json_response({"kind": "APIVersions", "versions": ["v1"]})
+            if path == "/apis":
+                groups = [
+                    {
+                        "name": gv.split("/")[0],
+                        "versions": [{"groupVersion": gv, "version": "v1"}],
+                        "preferredVersion": {"groupVersion": gv, "version": "v1"},
+                    }
+                    for gv in _GROUPS
+                ]
+                return web.json_response({"kind": "APIGroupList", "groups": groups})
+            if path == "/api/v1":
+                return web.json_response(_resource_list("v1", _CORE))
+            gv = path.removeprefix("/apis/")
+            if path.startswith("/apis/") and gv in _GROUPS:
+                return web.json_response(_resource_list(gv, _GROUPS[gv]))
+            raise web.HTTPNotFound()
+        body = await request.read()
+        front.bodies.append(Recorded(request.method, path, request.content_type, body))
+        if request.content_type != codec.CONTENT_TYPE:
+            return web.json_response({"kind": "Status", "status": "Success"})
+        try:
+            obj = codec.decode(body)
+        except errors.StatusError as exc:
+            return web.json_response(exc.status(), status=exc.code)
+        return web.json_response(_answer(obj), status=201)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+@pytest.fixture(scope="module")
+def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
+    home = tmp_path_factory.mktemp("kubectl")
+    front = Front(home / "config", home / "cache")
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(_app(front))
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = runner.addresses[0][1]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    front.kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u, namespace: team}}]\n"
+        "current-context: x\n"
+    )
+    try:
+        yield front
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+
+def kubectl(front: Front, *args: str) -> str:
+    """Run kubectl against the front; its stdout (a failure fails the test with stderr)."""
+    assert KUBECTL is not None
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(front.kubeconfig), "--cache-dir", str(front.cache), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _sent(front: Front, *args: str) -> Recorded:
+    """The one body kubectl sends for ``args``."""
+    before = len(front.bodies)
+    kubectl(front, *args)
+    sent = front.bodies[before:]
+    assert len(sent) == 1, [(r.method, r.path, r.content_type) for r in sent]
+    return sent[0]
+
+
+@dataclass(frozen=True)
+class CreateCase:
+    """A ``kubectl create`` command whose body must equal its client dry run."""
+
+    name: str
+    args: tuple[str, ...]
+    path: str
+
+
+CREATE_CASES = (
+    CreateCase(
+        "configmap",
+        ("create", "configmap", "cm1", "--from-literal=a=b", "--from-literal=c="),
+        "/api/v1/namespaces/team/configmaps",
+    ),
+    CreateCase(
+        "secret generic",
+        ("create", "secret", "generic", "s1", "--from-literal=pw=s3cr\u00e9t", "--type=Opaque"),
+        "/api/v1/namespaces/team/secrets",
+    ),
+    CreateCase("namespace", ("create", "namespace", "ns1"), "/api/v1/namespaces"),
+    CreateCase(
+        "serviceaccount",
+        ("create", "serviceaccount", "sa1"),
+        "/api/v1/namespaces/team/serviceaccounts",
+    ),
+    CreateCase(
+        "job",
+        ("create", "job", "j1", "--image=busybox:1.36", "--", "sh", "-c", "echo hi"),
+        "/apis/batch/v1/namespaces/team/jobs",
+    ),
+    CreateCase(
+        "clusterrolebinding",
+        (
+            "create",
+            "clusterrolebinding",
+            "crb1",
+            "--clusterrole=view",
+            "--user=bob",
+            "--group=devs",
+            "--serviceaccount=team:sa1",
+        ),
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    ),
+    CreateCase(
+        "rolebinding",
+        ("create", "rolebinding", "rb1", "--role=r1", "--user=bob"),
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings",
+    ),
+    CreateCase(
+        "role",
+        ("create", "role", "r1", "--verb=get,list", "--resource=pods,jobs.batch"),
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles",
+    ),
+    CreateCase(
+        "clusterrole",
+        (
+            "create",
+            "clusterrole",
+            "cr1",
+            "--verb=get",
+            "--resource=configmaps",
+            "--resource-name=x",
+        ),
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    ),
+    CreateCase(
+        "clusterrole aggregated",
+        ("create", "clusterrole", "cr2", "--aggregation-rule=team=a,tier=b"),
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    ),
+    CreateCase(
+        "priorityclass",
+        ("create", "priorityclass", "pc1", "--value=1000", "--description=hi"),
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+    ),
+    CreateCase(
+        "priorityclass global default",
+        (
+            "create",
+            "priorityclass",
+            "pc2",
+            "--value=0",
+            "--global-default",
+            "--preemption-policy=Never",
+        ),
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+    ),
+)
+
+
+@pytest.mark.parametrize("case", CREATE_CASES, ids=lambda c: c.name)
+def test_create_body_is_the_client_dry_run(front: Front, case: CreateCase) -> None:
+    sent = _sent(front, *case.args)
+    assert (sent.method, sent.path, sent.content_type) == ("POST", case.path, codec.CONTENT_TYPE)
+    # Flags go before a job's "--" (what follows it is the container's command).
+    cut = case.args.index("--") if "--" in case.args else len(case.args)
+    dry_run = (*case.args[:cut], "--dry-run=client", "-o", "json", *case.args[cut:])
+    expected = json.loads(kubectl(front, *dry_run))
+    assert codec.decode(sent.body) == expected
+
+
+@dataclass(frozen=True)
+class ReviewCase:
+    """A kubectl command that POSTs a review or a token request, and the object it means."""
+
+    name: str
+    args: tuple[str, ...]
+    path: str
+    expected: dict[str, Any]
+
+
+_META = {"creationTimestamp": None}
+REVIEW_CASES = (
+    ReviewCase(
+        "can-i resource",
+        ("auth", "can-i", "list", "pods"),
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {
+            "kind": "SelfSubjectAccessReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "metadata": _META,
+            "spec": {
+                "resourceAttributes": {
+                    "namespace": "team",
+                    "verb": "list",
+                    "resource": "pods",
+                }
+            },
+            "status": {"allowed": False},
+        },
+    ),
+    ReviewCase(
+        "can-i subresource in a group, by name, all namespaces",
+        ("auth", "can-i", "update", "jobs.batch/j1", "--subresource=status", "-A"),
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {
+            "kind": "SelfSubjectAccessReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "metadata": _META,
+            "spec": {
+                "resourceAttributes": {
+                    "verb": "update",
+                    "group": "batch",
+                    "resource": "jobs",
+                    "subresource": "status",
+                    "name": "j1",
+                }
+            },
+            "status": {"allowed": False},
+        },
+    ),
+    ReviewCase(
+        "can-i non-resource",
+        ("auth", "can-i", "get", "/healthz"),
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {
+            "kind": "SelfSubjectAccessReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "metadata": _META,
+            "spec": {"nonResourceAttributes": {"path": "/healthz", "verb": "get"}},
+            "status": {"allowed": False},
+        },
+    ),
+    ReviewCase(
+        "can-i list",
+        ("auth", "can-i", "--list"),
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        {
+            "kind": "SelfSubjectRulesReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "metadata": _META,
+            "spec": {"namespace": "team"},
+            "status": {"resourceRules": None, "nonResourceRules": None, "incomplete": False},
+        },
+    ),
+    ReviewCase(
+        "whoami",
+        ("auth", "whoami"),
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": _META,
+            "status": {"userInfo": {}},
+        },
+    ),
+    ReviewCase(
+        "token",
+        ("create", "token", "sa1"),
+        "/api/v1/namespaces/team/serviceaccounts/sa1/token",
+        {
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": _META,
+            "spec": {"audiences": None, "expirationSeconds": None},
+            "status": {"token": "", "expirationTimestamp": None},
+        },
+    ),
+    ReviewCase(
+        "token bound, with audiences and duration",
+        (
+            "create",
+            "token",
+            "sa1",
+            "--audience=a1",
+            "--audience=a2",
+            "--duration=1h",
+            "--bound-object-kind=Secret",
+            "--bound-object-name=s1",
+            "--bound-object-uid=u-1",
+        ),
+        "/api/v1/namespaces/team/serviceaccounts/sa1/token",
+        {
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": _META,
+            "spec": {
+                "audiences": ["a1", "a2"],
+                "expirationSeconds": 3600,
+                "boundObjectRef": {
+                    "kind": "Secret",
+                    "apiVersion": "v1",
+                    "name": "s1",
+                    "uid": "u-1",
+                },
+            },
+            "status": {"token": "", "expirationTimestamp": None},
+        },
+    ),
+)
+
+
+@pytest.mark.parametrize("case", REVIEW_CASES, ids=lambda c: c.name)
+def test_review_and_token_bodies(front: Front, case: ReviewCase) -> None:
+    sent = _sent(front, *case.args)
+    assert (sent.method, sent.path, sent.content_type) == ("POST", case.path, codec.CONTENT_TYPE)
+    assert codec.decode(sent.body) == case.expected
