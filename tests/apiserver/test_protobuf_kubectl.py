@@ -45,7 +45,7 @@ _GROUPS: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
         ("selfsubjectaccessreviews", "SelfSubjectAccessReview", False, ()),
         ("selfsubjectrulesreviews", "SelfSubjectRulesReview", True, ()),
     ),
-    "batch/v1": (("jobs", "Job", True, ()),),
+    "batch/v1": (("cronjobs", "CronJob", True, ("cj",)), ("jobs", "Job", True, ())),
     "rbac.authorization.k8s.io/v1": (
         ("clusterrolebindings", "ClusterRoleBinding", False, ()),
         ("clusterroles", "ClusterRole", False, ()),
@@ -54,6 +54,51 @@ _GROUPS: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
     ),
     "scheduling.k8s.io/v1": (("priorityclasses", "PriorityClass", False, ("pc",)),),
 }
+
+
+CRONJOB: dict[str, Any] = {
+    "kind": "CronJob",
+    "apiVersion": "batch/v1",
+    "metadata": {"name": "cj1", "namespace": "team", "uid": "cj-uid"},
+    "spec": {
+        "schedule": "* * * * *",
+        "jobTemplate": {
+            "metadata": {"labels": {"team": "a"}},
+            "spec": {
+                "backoffLimit": 0,
+                "parallelism": 2,
+                "template": {
+                    "metadata": {"labels": {"app": "x"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "busybox",
+                                "args": ["sleep", "1"],
+                                "env": [{"name": "A", "value": "1"}, {"name": "EMPTY"}],
+                                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                                "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+                                "imagePullPolicy": "IfNotPresent",
+                                "resources": {"limits": {"cpu": "1", "memory": "64Mi"}},
+                            }
+                        ],
+                        "restartPolicy": "OnFailure",
+                        "nodeSelector": {"zone": "a"},
+                        "serviceAccountName": "sa1",
+                        "tolerations": [
+                            {"key": "k", "operator": "Exists", "effect": "NoExecute"},
+                            {"key": "t", "tolerationSeconds": 0},
+                        ],
+                        "terminationGracePeriodSeconds": 5,
+                        "priorityClassName": "pc1",
+                    },
+                },
+            },
+        },
+    },
+}
+"""A CronJob kubectl reads for ``create job --from=cronjob/cj1``: its template uses the pod
+fields this package declares (volumes are not declared, so the template names a mount only)."""
 
 
 def _resource_list(
@@ -132,6 +177,8 @@ def _app(front: Front) -> web.Application:
             gv = path.removeprefix("/apis/")
             if path.startswith("/apis/") and gv in _GROUPS:
                 return web.json_response(_resource_list(gv, _GROUPS[gv]))
+            if path == "/apis/batch/v1/namespaces/team/cronjobs/cj1":
+                return web.json_response(CRONJOB)
             raise web.HTTPNotFound()
         body = await request.read()
         front.bodies.append(Recorded(request.method, path, request.content_type, body))
@@ -231,6 +278,29 @@ CREATE_CASES = (
         "/apis/batch/v1/namespaces/team/jobs",
     ),
     CreateCase(
+        "configmap from a binary file",
+        ("create", "configmap", "cm2", "--from-file=bin.dat={BIN}", "--from-literal=t=x"),
+        "/api/v1/namespaces/team/configmaps",
+    ),
+    CreateCase(
+        "secret docker-registry",
+        (
+            "create",
+            "secret",
+            "docker-registry",
+            "d1",
+            "--docker-username=u",
+            "--docker-password=p",
+            "--docker-server=r.example.com",
+        ),
+        "/api/v1/namespaces/team/secrets",
+    ),
+    CreateCase(
+        "job from a cronjob",
+        ("create", "job", "j2", "--from=cronjob/cj1"),
+        "/apis/batch/v1/namespaces/team/jobs",
+    ),
+    CreateCase(
         "clusterrolebinding",
         (
             "create",
@@ -266,6 +336,11 @@ CREATE_CASES = (
         "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     ),
     CreateCase(
+        "clusterrole non-resource",
+        ("create", "clusterrole", "cr3", "--verb=get", "--non-resource-url=/logs/*"),
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    ),
+    CreateCase(
         "clusterrole aggregated",
         ("create", "clusterrole", "cr2", "--aggregation-rule=team=a,tier=b"),
         "/apis/rbac.authorization.k8s.io/v1/clusterroles",
@@ -291,12 +366,15 @@ CREATE_CASES = (
 
 
 @pytest.mark.parametrize("case", CREATE_CASES, ids=lambda c: c.name)
-def test_create_body_is_the_client_dry_run(front: Front, case: CreateCase) -> None:
-    sent = _sent(front, *case.args)
+def test_create_body_is_the_client_dry_run(front: Front, case: CreateCase, tmp_path: Path) -> None:
+    binary = tmp_path / "bin.dat"
+    binary.write_bytes(bytes(range(256)))
+    args = tuple(arg.replace("{BIN}", str(binary)) for arg in case.args)
+    sent = _sent(front, *args)
     assert (sent.method, sent.path, sent.content_type) == ("POST", case.path, codec.CONTENT_TYPE)
     # Flags go before a job's "--" (what follows it is the container's command).
-    cut = case.args.index("--") if "--" in case.args else len(case.args)
-    dry_run = (*case.args[:cut], "--dry-run=client", "-o", "json", *case.args[cut:])
+    cut = args.index("--") if "--" in args else len(args)
+    dry_run = (*args[:cut], "--dry-run=client", "-o", "json", *args[cut:])
     expected = json.loads(kubectl(front, *dry_run))
     assert codec.decode(sent.body) == expected
 

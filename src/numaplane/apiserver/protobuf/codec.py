@@ -189,7 +189,7 @@ def _is_map(field: FieldDescriptor) -> bool:
 def _map(field: FieldDescriptor, entries: Any) -> dict[str, Any]:
     value_field = field.message_type.fields_by_name["value"]
     # Go writes map keys sorted.
-    return {key: _value(value_field, entries[key]) for key in sorted(entries)}
+    return {_text(key): _value(value_field, entries[key]) for key in sorted(entries)}
 
 
 def _value(field: FieldDescriptor, value: Any) -> Any:
@@ -198,6 +198,14 @@ def _value(field: FieldDescriptor, value: Any) -> Any:
     if field.type == FieldDescriptor.TYPE_BYTES:
         # Go's encoding/json writes []byte as standard base64 (Secret.data, binaryData).
         return base64.b64encode(value).decode("ascii")
+    return _text(value)
+
+
+def _text(value: Any) -> Any:
+    """A proto2 string that is not UTF-8 comes back as bytes; Go's JSON writes each bad byte as
+    U+FFFD."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
     return value
 
 

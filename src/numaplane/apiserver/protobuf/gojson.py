@@ -43,6 +43,7 @@ POINTERS: frozenset[str] = (
     | _fields(_CORE + "ServiceAccount", "automountServiceAccountToken")
     | _fields(_CORE + "Container", "restartPolicy")
     | _fields(_CORE + "Toleration", "tolerationSeconds")
+    | _fields(_CORE + "VolumeMount", "recursiveReadOnly", "mountPropagation")
     | _fields(
         _CORE + "PodSpec",
         "terminationGracePeriodSeconds",
@@ -84,6 +85,10 @@ ALWAYS: frozenset[str] = (
     _fields(_META + "OwnerReference", "apiVersion", "kind", "name", "uid")
     | _fields(_META + "LabelSelectorRequirement", "key", "operator")
     | _fields(_CORE + "Container", "name")
+    | _fields(_CORE + "ContainerPort", "containerPort")
+    | _fields(_CORE + "EnvVar", "name")
+    | _fields(_CORE + "ResourceClaim", "name")
+    | _fields(_CORE + "VolumeMount", "name", "mountPath")
     | _fields(_CORE + "PodSpec", "containers")
     | _fields(_CORE + "NamespaceCondition", "type", "status")
     | _fields(_BATCH + "JobCondition", "type", "status")
