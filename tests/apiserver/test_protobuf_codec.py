@@ -1,3 +1,4 @@
+# Over 400 lines: one table per behaviour (decode, special types, bad bodies), kept together.
 """The protobuf body codec: bodies built with the generated messages decode to the JSON Go's
 encoding/json would write for the same Go object (omitempty, pointers, structs, times,
 quantities, bytes), and bad bodies get 400 or 415, never a crash."""

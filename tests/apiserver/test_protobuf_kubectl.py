@@ -1,3 +1,4 @@
+# Over 400 lines: the tables of real kubectl commands and the pod spec they carry are one piece.
 """Real kubectl 1.32 bodies: kubectl's typed commands POST protobuf; a loopback front records
 them, answers with the decoded object (so kubectl completes), and each body must decode to the
 object kubectl meant — for ``create`` commands, exactly what ``--dry-run=client -o json`` prints
@@ -31,6 +32,7 @@ pytestmark = [
 _CORE: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("configmaps", "ConfigMap", True, ("cm",)),
     ("namespaces", "Namespace", False, ("ns",)),
+    ("nodes", "Node", False, ("no",)),
     ("pods", "Pod", True, ("po",)),
     ("secrets", "Secret", True, ()),
     ("serviceaccounts", "ServiceAccount", True, ("sa",)),
@@ -56,6 +58,167 @@ _GROUPS: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
 }
 
 
+_POD_SPEC: dict[str, Any] = {
+    "initContainers": [{"name": "init", "image": "busybox", "command": ["true"]}],
+    "containers": [
+        {
+            "name": "main",
+            "image": "busybox",
+            "args": ["sleep", "1"],
+            "workingDir": "/w",
+            "env": [
+                {"name": "A", "value": "1"},
+                {"name": "EMPTY"},
+                {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                {
+                    "name": "CPU",
+                    "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1m"}},
+                },
+                {
+                    "name": "MEM",
+                    "valueFrom": {
+                        "resourceFieldRef": {"containerName": "main", "resource": "limits.memory"}
+                    },
+                },
+                {
+                    "name": "CM",
+                    "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k", "optional": False}},
+                },
+                {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+            ],
+            "envFrom": [
+                {"prefix": "P_", "configMapRef": {"name": "cm"}},
+                {"secretRef": {"name": "s", "optional": True}},
+            ],
+            "ports": [{"containerPort": 8080, "protocol": "TCP", "name": "http"}],
+            "volumeMounts": [
+                {"name": "cfg", "mountPath": "/cfg", "readOnly": True},
+                {"name": "scratch", "mountPath": "/tmp", "subPath": "x"},
+            ],
+            "imagePullPolicy": "IfNotPresent",
+            "resources": {"limits": {"cpu": "1", "memory": "64Mi"}, "requests": {"cpu": "250m"}},
+            "livenessProbe": {
+                "httpGet": {
+                    "path": "/healthz",
+                    "port": "http",
+                    "httpHeaders": [{"name": "X", "value": ""}],
+                },
+                "initialDelaySeconds": 3,
+                "periodSeconds": 10,
+            },
+            "readinessProbe": {"tcpSocket": {"port": 8080}, "failureThreshold": 1},
+            "startupProbe": {"grpc": {"port": 9090}, "terminationGracePeriodSeconds": 0},
+            "lifecycle": {
+                "preStop": {"sleep": {"seconds": 2}},
+                "postStart": {"exec": {"command": ["true"]}},
+            },
+            "securityContext": {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"]},
+                "runAsNonRoot": True,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        }
+    ],
+    "volumes": [
+        {
+            "name": "cfg",
+            "configMap": {"name": "cm", "items": [{"key": "k", "path": "p", "mode": 256}]},
+        },
+        {"name": "sec", "secret": {"secretName": "s", "defaultMode": 420, "optional": False}},
+        {"name": "scratch", "emptyDir": {"sizeLimit": "1Gi", "medium": "Memory"}},
+        {"name": "host", "hostPath": {"path": "/var/x", "type": "DirectoryOrCreate"}},
+        {"name": "claim", "persistentVolumeClaim": {"claimName": "pvc"}},
+        {
+            "name": "api",
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {
+                                        "apiVersion": "v1",
+                                        "fieldPath": "metadata.namespace",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        },
+        {"name": "csi", "csi": {"driver": "d.example.com", "volumeAttributes": {"a": "b"}}},
+    ],
+    "restartPolicy": "OnFailure",
+    "nodeSelector": {"zone": "a"},
+    "serviceAccountName": "sa1",
+    "securityContext": {
+        "runAsUser": 1000,
+        "fsGroup": 2000,
+        "supplementalGroups": [3, 4],
+        "sysctls": [{"name": "net.x", "value": "1"}],
+    },
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 1,
+                    "preference": {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+                        ]
+                    },
+                }
+            ],
+        },
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                        "matchLabelKeys": ["pod-template-hash"],
+                    },
+                }
+            ]
+        },
+    },
+    "tolerations": [
+        {"key": "k", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "t", "tolerationSeconds": 0},
+    ],
+    "topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2}
+    ],
+    "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["a"]}],
+    "dnsConfig": {
+        "nameservers": ["1.1.1.1"],
+        "options": [{"name": "ndots", "value": "2"}, {"name": "edns0"}],
+    },
+    "readinessGates": [{"conditionType": "example.com/ready"}],
+    "schedulingGates": [{"name": "example.com/gate"}],
+    "os": {"name": "linux"},
+    "terminationGracePeriodSeconds": 5,
+    "priorityClassName": "pc1",
+    "enableServiceLinks": False,
+    "shareProcessNamespace": True,
+}
+
 CRONJOB: dict[str, Any] = {
     "kind": "CronJob",
     "apiVersion": "batch/v1",
@@ -67,38 +230,30 @@ CRONJOB: dict[str, Any] = {
             "spec": {
                 "backoffLimit": 0,
                 "parallelism": 2,
-                "template": {
-                    "metadata": {"labels": {"app": "x"}},
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "main",
-                                "image": "busybox",
-                                "args": ["sleep", "1"],
-                                "env": [{"name": "A", "value": "1"}, {"name": "EMPTY"}],
-                                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                                "volumeMounts": [{"name": "v", "mountPath": "/v"}],
-                                "imagePullPolicy": "IfNotPresent",
-                                "resources": {"limits": {"cpu": "1", "memory": "64Mi"}},
-                            }
-                        ],
-                        "restartPolicy": "OnFailure",
-                        "nodeSelector": {"zone": "a"},
-                        "serviceAccountName": "sa1",
-                        "tolerations": [
-                            {"key": "k", "operator": "Exists", "effect": "NoExecute"},
-                            {"key": "t", "tolerationSeconds": 0},
-                        ],
-                        "terminationGracePeriodSeconds": 5,
-                        "priorityClassName": "pc1",
-                    },
-                },
+                "template": {"metadata": {"labels": {"app": "x"}}, "spec": _POD_SPEC},
             },
         },
     },
 }
-"""A CronJob kubectl reads for ``create job --from=cronjob/cj1``: its template uses the pod
-fields this package declares (volumes are not declared, so the template names a mount only)."""
+"""A CronJob kubectl reads for ``create job --from=cronjob/cj1``: a pod template using most of
+the pod fields this package declares, so kubectl's own encoding checks their numbers and its
+dry run checks their JSON."""
+
+
+POD: dict[str, Any] = {
+    "kind": "Pod",
+    "apiVersion": "v1",
+    "metadata": {"name": "p1", "namespace": "team", "uid": "p-uid", "labels": {"app": "x"}},
+    "spec": {**_POD_SPEC, "restartPolicy": "Always", "nodeName": "n1"},
+    "status": {"phase": "Running", "podIP": "10.0.0.5", "qosClass": "Burstable"},
+}
+NODE: dict[str, Any] = {
+    "kind": "Node",
+    "apiVersion": "v1",
+    "metadata": {"name": "n1", "uid": "n-uid"},
+    "spec": {},
+    "status": {},
+}
 
 
 def _resource_list(
@@ -179,6 +334,10 @@ def _app(front: Front) -> web.Application:
                 return web.json_response(_resource_list(gv, _GROUPS[gv]))
             if path == "/apis/batch/v1/namespaces/team/cronjobs/cj1":
                 return web.json_response(CRONJOB)
+            if path == "/api/v1/namespaces/team/pods/p1":
+                return web.json_response(POD)
+            if path == "/api/v1/nodes/n1":
+                return web.json_response(NODE)
             raise web.HTTPNotFound()
         body = await request.read()
         front.bodies.append(Recorded(request.method, path, request.content_type, body))
@@ -515,3 +674,55 @@ def test_review_and_token_bodies(front: Front, case: ReviewCase) -> None:
     sent = _sent(front, *case.args)
     assert (sent.method, sent.path, sent.content_type) == ("POST", case.path, codec.CONTENT_TYPE)
     assert codec.decode(sent.body) == case.expected
+
+
+def test_debug_node_pod_body(front: Front) -> None:
+    sent = _sent(front, "debug", "node/n1", "--image=busybox", "--profile=general")
+    assert (sent.method, sent.path) == ("POST", "/api/v1/namespaces/team/pods")
+    pod = codec.decode(sent.body)
+    assert pod["metadata"]["name"].startswith("node-debugger-n1-")
+    assert pod == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": pod["metadata"]["name"], "creationTimestamp": None},
+        "spec": {
+            "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}],
+            "containers": [
+                {
+                    "name": "debugger",
+                    "image": "busybox",
+                    "resources": {},
+                    "volumeMounts": [{"name": "host-root", "mountPath": "/host"}],
+                    "terminationMessagePolicy": "File",
+                }
+            ],
+            "restartPolicy": "Never",
+            "nodeName": "n1",
+            "hostNetwork": True,
+            "hostPID": True,
+            "hostIPC": True,
+            "tolerations": [{"operator": "Exists"}],
+        },
+        "status": {},
+    }
+
+
+def test_debug_copy_pod_body_is_the_template_kubectl_encodes_for_a_job(front: Front) -> None:
+    """kubectl debug --copy-to sends the whole pod; its spec is the same pod spec whose JSON the
+    job dry run (from the CronJob holding the same spec) vouches for."""
+    sent = _sent(front, "debug", "p1", "--copy-to=p3", "--set-image=*=busybox", "--keep-labels")
+    pod = codec.decode(sent.body)
+    job = json.loads(
+        kubectl(
+            front, "create", "job", "j9", "--from=cronjob/cj1", "--dry-run=client", "-o", "json"
+        )
+    )
+    template_spec = job["spec"]["template"]["spec"]
+    assert pod["spec"] == {**template_spec, "restartPolicy": "Always"}
+    assert pod["metadata"] == {
+        "name": "p3",
+        "namespace": "team",
+        "creationTimestamp": None,
+        "labels": {"app": "x"},
+    }
+    assert pod["status"] == {}

@@ -34,7 +34,7 @@ from numaplane.apiserver.protobuf import (
     runtime_pb2,
     scheduling_v1_pb2,
 )
-from numaplane.apiserver.protobuf.gojson import ALWAYS, POINTERS
+from numaplane.apiserver.protobuf.gojson import ALWAYS, INLINE, POINTERS
 
 CONTENT_TYPE: Final = "application/vnd.kubernetes.protobuf"
 """The media type of the bodies :func:`decode` reads."""
@@ -45,6 +45,7 @@ MAGIC: Final = b"k8s\x00"
 KINDS: Final[dict[tuple[str, str], type[Message]]] = {
     ("v1", "ConfigMap"): core_v1_pb2.ConfigMap,
     ("v1", "Namespace"): core_v1_pb2.Namespace,
+    ("v1", "Pod"): core_v1_pb2.Pod,
     ("v1", "Secret"): core_v1_pb2.Secret,
     ("v1", "ServiceAccount"): core_v1_pb2.ServiceAccount,
     ("authentication.k8s.io/v1", "SelfSubjectReview"): authentication_v1_pb2.SelfSubjectReview,
@@ -147,6 +148,8 @@ def to_json(message: Message) -> Any:
             out[field.name] = (
                 _map(field, value) if _is_map(field) else [_value(field, v) for v in value]
             )
+        elif key in INLINE:
+            out.update(to_json(getattr(message, field.name)))
         elif field.message_type is not None:
             if message.HasField(field.name):
                 out[field.name] = to_json(getattr(message, field.name))
