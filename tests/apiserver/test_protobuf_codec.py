@@ -350,29 +350,51 @@ class ErrorCase:
     body: bytes
     code: int
     message: str
+    expected: tuple[str, str] | None = None
 
 
 _UNDECLARED = core_v1_pb2.PodSpec(restartPolicy="Never").SerializeToString() + b"\xca\x02\x00"
+_NOT_MARKED = (
+    "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
+)
+_CM = ("v1", "ConfigMap")
+_REFUSED = (
+    "are not decoded from application/vnd.kubernetes.protobuf by this server; send the object "
+    "as application/json"
+)
 
 ERROR_CASES = (
+    ErrorCase("JSON is not a protobuf body", b'{"kind":"ConfigMap"}', 400, _NOT_MARKED),
     ErrorCase(
-        "JSON is not a protobuf body",
+        "JSON to an endpoint: upstream's wording, the body quoted",
         b'{"kind":"ConfigMap"}',
         400,
-        "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+        f"the object provided is unrecognized (must be of type ConfigMap): {_NOT_MARKED} "
+        '({"kind":"ConfigMap"})',
+        _CM,
     ),
     ErrorCase(
-        "empty body",
+        "binary to an endpoint: quoted in hex, cut at 30 bytes",
+        bytes(range(40)),
+        400,
+        f"the object provided is unrecognized (must be of type ConfigMap): {_NOT_MARKED} "
+        f"({bytes(range(30)).hex()} ...)",
+        _CM,
+    ),
+    ErrorCase("empty data", b"", 400, "empty data"),
+    ErrorCase(
+        "empty data to an endpoint",
         b"",
         400,
-        "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+        "the object provided is unrecognized (must be of type ConfigMap): empty data (<empty>)",
+        _CM,
     ),
+    ErrorCase("magic only", codec.MAGIC, 400, "empty body"),
     ErrorCase(
         "broken envelope",
         codec.MAGIC + b"\x0a\xff",
         400,
-        "unable to decode the protobuf envelope: Error parsing message with type "
-        "'k8s.io.apimachinery.pkg.runtime.Unknown'",
+        "Error parsing message with type 'k8s.io.apimachinery.pkg.runtime.Unknown'",
     ),
     ErrorCase(
         "no kind, no endpoint default",
@@ -400,15 +422,21 @@ ERROR_CASES = (
         "truncated object",
         body("v1", "ConfigMap", b"\x0a\x10\x0a"),
         400,
-        "unable to decode ConfigMap from protobuf: Error parsing message with type "
-        "'k8s.io.api.core.v1.ConfigMap'",
+        "Error parsing message with type 'k8s.io.api.core.v1.ConfigMap'",
+    ),
+    ErrorCase(
+        "truncated object to an endpoint: named by the envelope's kind",
+        body("v1", "ConfigMap", b"\x0a\x10\x0a"),
+        400,
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: Error parsing message '
+        "with type 'k8s.io.api.core.v1.ConfigMap'",
+        _CM,
     ),
     ErrorCase(
         "a field this server does not decode is refused, not dropped",
         body("v1", "ServiceAccount", b"\x2a\x02\x0a\x00"),
         400,
-        "field number(s) 5 of k8s.io.api.core.v1.ServiceAccount are not decoded from "
-        "application/vnd.kubernetes.protobuf by this server; send the object as application/json",
+        f"field number(s) 5 of k8s.io.api.core.v1.ServiceAccount {_REFUSED}",
     ),
     ErrorCase(
         "an undeclared field deep in a pod template",
@@ -424,15 +452,15 @@ ERROR_CASES = (
             + _UNDECLARED,
         ),
         400,
-        "field number(s) 41 of k8s.io.api.core.v1.PodSpec are not decoded from "
-        "application/vnd.kubernetes.protobuf by this server; send the object as application/json",
+        f'Job in version "v1" cannot be handled as a Job: field number(s) 41 of '
+        f"k8s.io.api.core.v1.PodSpec {_REFUSED}",
+        ("batch/v1", "Job"),
     ),
     ErrorCase(
         "a declared field with the wrong wire type",
         body("v1", "Namespace", b"\x08\x01"),
         400,
-        "field number(s) 1 of k8s.io.api.core.v1.Namespace are not decoded from "
-        "application/vnd.kubernetes.protobuf by this server; send the object as application/json",
+        f"field number(s) 1 of k8s.io.api.core.v1.Namespace {_REFUSED}",
     ),
     ErrorCase(
         "managed fields that are not JSON",
@@ -448,8 +476,8 @@ ERROR_CASES = (
             ),
         ),
         400,
-        "unable to decode FieldsV1 from protobuf: Expecting property name enclosed in double "
-        "quotes: line 1 column 2 (char 1)",
+        "invalid FieldsV1: Expecting property name enclosed in double quotes: line 1 column 2 "
+        "(char 1)",
     ),
 )
 
@@ -457,7 +485,7 @@ ERROR_CASES = (
 @pytest.mark.parametrize("case", ERROR_CASES, ids=lambda c: c.name)
 def test_bad_bodies(case: ErrorCase) -> None:
     with pytest.raises(errors.StatusError) as caught:
-        codec.decode(case.body)
+        codec.decode(case.body, case.expected)
     status = caught.value.status()
     assert (status["code"], status["message"]) == (case.code, case.message)
     assert status["reason"] == ("BadRequest" if case.code == 400 else "UnsupportedMediaType")

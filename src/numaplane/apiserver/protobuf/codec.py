@@ -74,62 +74,111 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 
 
+class UndecodableError(ValueError):
+    """Why a body does not decode, in the words of Kubernetes' protobuf serializer (the HTTP
+    wording around it is :func:`decode`'s)."""
+
+
 def decode(body: bytes, expected: tuple[str, str] | None = None) -> dict[str, Any]:
     """The JSON object of a protobuf request body (Content-Type :data:`CONTENT_TYPE`).
 
-    ``expected`` is the endpoint's (apiVersion, kind), used only where the envelope leaves them
-    empty (as Kubernetes' serializer defaults them). The result carries ``kind`` and
-    ``apiVersion`` from the envelope, so the HTTP layer checks them as for a JSON body. Raises
-    :class:`errors.StatusError`: 400 BadRequest for a body that is not a Kubernetes protobuf
-    message or does not decode (or that sets a field this server does not decode, rather than
-    dropping it), 415 UnsupportedMediaType for a kind not decoded from protobuf here.
+    ``expected`` is the endpoint's (apiVersion, kind): it fills an envelope that leaves them
+    empty (as Kubernetes' defaulting decoder does) and words errors as kube-apiserver's
+    handlers do (``the object provided is unrecognized (must be of type ConfigMap): ...``,
+    ``ConfigMap in version "v1" cannot be handled as a ConfigMap: ...``). The result carries
+    ``kind`` and ``apiVersion`` from the envelope, so the HTTP layer checks them as for a JSON
+    body. Raises :class:`errors.StatusError`: 400 BadRequest for a body that is not a
+    Kubernetes protobuf message or does not decode (or that sets a field this server does not
+    decode, rather than dropping it), 415 UnsupportedMediaType for a kind not decoded from
+    protobuf here.
+
+    The HTTP layer's wiring is this one call where it parses a body of media type
+    :data:`CONTENT_TYPE`; the body size limit applies to ``body`` as received.
     """
-    if not body.startswith(MAGIC):
-        raise errors.bad_request(
-            "provided data does not appear to be a protobuf message, expected prefix "
-            + "["
-            + " ".join(str(b) for b in MAGIC)
-            + "]"
-        )
-    envelope = runtime_pb2.Unknown()
+    envelope_kind: tuple[str, str] | None = None
     try:
-        envelope.ParseFromString(body[len(MAGIC) :])
-    except DecodeError as exc:
-        raise errors.bad_request(f"unable to decode the protobuf envelope: {exc}") from None
-    api_version = envelope.typeMeta.apiVersion or (expected[0] if expected else "")
-    kind = envelope.typeMeta.kind or (expected[1] if expected else "")
-    if not kind:
-        raise errors.bad_request(
-            "Object 'Kind' is missing in "
-            f'\'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:""}}\''
+        if not body:
+            raise UndecodableError("empty data")
+        if not body.startswith(MAGIC):
+            raise UndecodableError(
+                "provided data does not appear to be a protobuf message, expected prefix ["
+                + " ".join(str(b) for b in MAGIC)
+                + "]"
+            )
+        if len(body) == len(MAGIC):
+            raise UndecodableError("empty body")
+        envelope = runtime_pb2.Unknown()
+        try:
+            envelope.ParseFromString(body[len(MAGIC) :])
+        except DecodeError as exc:
+            raise UndecodableError(str(exc)) from None
+        api_version = _text(envelope.typeMeta.apiVersion) or (expected[0] if expected else "")
+        kind = _text(envelope.typeMeta.kind) or (expected[1] if expected else "")
+        envelope_kind = (api_version, kind)
+        if not kind:
+            raise UndecodableError(
+                "Object 'Kind' is missing in "
+                f'\'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:""}}\''
+            )
+        message_type = (
+            meta_v1_pb2.DeleteOptions if kind == "DeleteOptions" else KINDS.get((api_version, kind))
         )
-    message_type = (
-        meta_v1_pb2.DeleteOptions if kind == "DeleteOptions" else KINDS.get((api_version, kind))
+        if message_type is None:
+            raise errors.StatusError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                f"include: application/json, application/yaml ({CONTENT_TYPE} is not decoded "
+                f'for kind "{kind}" in version "{api_version}")',
+            )
+        obj = message_type()
+        try:
+            obj.ParseFromString(envelope.raw)
+        except DecodeError as exc:
+            raise UndecodableError(str(exc)) from None
+        result: dict[str, Any] = {"kind": kind}
+        if api_version:
+            result["apiVersion"] = api_version
+        result.update(to_json(obj))
+        return result
+    except UndecodableError as exc:
+        raise _bad_request(str(exc), body, envelope_kind, expected) from None
+
+
+def _bad_request(
+    why: str,
+    body: bytes,
+    envelope_kind: tuple[str, str] | None,
+    expected: tuple[str, str] | None,
+) -> errors.StatusError:
+    """kube-apiserver's 400 for a body that did not decode: named by the envelope's kind when
+    the envelope was read, else with a summary of the body."""
+    if expected is None:
+        return errors.bad_request(why)
+    if envelope_kind is not None and envelope_kind[1]:
+        version = envelope_kind[0].rpartition("/")[2]
+        return errors.bad_request(
+            f'{envelope_kind[1]} in version "{version}" cannot be handled as a {expected[1]}: {why}'
+        )
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {expected[1]}): {why} "
+        f"({summarize(body)})"
     )
-    if message_type is None:
-        raise errors.StatusError(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: "
-            f"application/json, application/yaml ({CONTENT_TYPE} is not decoded for kind "
-            f'"{kind}" in version "{api_version}")',
-        )
-    obj = message_type()
-    try:
-        obj.ParseFromString(envelope.raw)
-    except DecodeError as exc:
-        raise errors.bad_request(f"unable to decode {kind} from protobuf: {exc}") from None
-    result: dict[str, Any] = {}
-    if kind:
-        result["kind"] = kind
-    if api_version:
-        result["apiVersion"] = api_version
-    result.update(to_json(obj))
-    return result
+
+
+def summarize(body: bytes, limit: int = 30) -> str:
+    """A body as Kubernetes' handlers quote it in errors: JSON-looking text as is, anything
+    else in hex, cut at ``limit`` bytes."""
+    if not body:
+        return "<empty>"
+    cut = body[:limit]
+    shown = cut.decode("utf-8", errors="replace") if body[:1] == b"{" else cut.hex()
+    return shown + " ..." if len(body) > limit else shown
 
 
 def to_json(message: Message) -> Any:
-    """Go's JSON for ``message`` (a message of this package), as :func:`decode` writes it."""
+    """Go's JSON for ``message`` (a message of this package), as :func:`decode` writes it;
+    raises :class:`UndecodableError` for a field this package does not declare."""
     special = _SPECIAL.get(message.DESCRIPTOR.full_name)
     if special is not None:
         return special(message)
@@ -179,7 +228,7 @@ def _refuse_unknown(message: Message) -> None:
     numbers = sorted({item.field_number for item in UnknownFieldSet(message)})
     if numbers:
         shown = ", ".join(str(n) for n in numbers)
-        raise errors.bad_request(
+        raise UndecodableError(
             f"field number(s) {shown} of {message.DESCRIPTOR.full_name} are not decoded from "
             f"{CONTENT_TYPE} by this server; send the object as application/json"
         )
@@ -240,7 +289,7 @@ def _embedded_json(raw: bytes, what: str) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.bad_request(f"unable to decode {what} from protobuf: {exc}") from None
+        raise UndecodableError(f"invalid {what}: {exc}") from None
 
 
 def _quantity(message: Message) -> str:
