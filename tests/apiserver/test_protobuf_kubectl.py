@@ -442,6 +442,11 @@ CREATE_CASES = (
         "/api/v1/namespaces/team/configmaps",
     ),
     CreateCase(
+        "secret from an env file",
+        ("create", "secret", "generic", "e1", "--from-env-file={ENV}"),
+        "/api/v1/namespaces/team/secrets",
+    ),
+    CreateCase(
         "secret docker-registry",
         (
             "create",
@@ -528,7 +533,9 @@ CREATE_CASES = (
 def test_create_body_is_the_client_dry_run(front: Front, case: CreateCase, tmp_path: Path) -> None:
     binary = tmp_path / "bin.dat"
     binary.write_bytes(bytes(range(256)))
-    args = tuple(arg.replace("{BIN}", str(binary)) for arg in case.args)
+    env = tmp_path / "env"
+    env.write_text("A=1\nB=two words\n")
+    args = tuple(arg.replace("{BIN}", str(binary)).replace("{ENV}", str(env)) for arg in case.args)
     sent = _sent(front, *args)
     assert (sent.method, sent.path, sent.content_type) == ("POST", case.path, codec.CONTENT_TYPE)
     # Flags go before a job's "--" (what follows it is the container's command).
@@ -726,3 +733,82 @@ def test_debug_copy_pod_body_is_the_template_kubectl_encodes_for_a_job(front: Fr
         "labels": {"app": "x"},
     }
     assert pod["status"] == {}
+
+
+RECONCILED = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: recon, labels: {a: b}}
+rules:
+- {apiGroups: [batch], resources: [jobs, jobs/status], verbs: [get, list]}
+aggregationRule:
+  clusterRoleSelectors:
+  - matchExpressions: [{key: x, operator: In, values: ["yes"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: rb, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: recon}
+subjects:
+- {kind: ServiceAccount, name: sa1, namespace: team}
+"""
+
+
+def test_auth_reconcile_bodies(front: Front, tmp_path: Path) -> None:
+    """kubectl auth reconcile creates what is missing with the typed clients: the role, the
+    binding's namespace, the binding."""
+    manifest = tmp_path / "rbac.yaml"
+    manifest.write_text(RECONCILED)
+    before = len(front.bodies)
+    kubectl(front, "auth", "reconcile", "-f", str(manifest))
+    sent = [(r.path, r.content_type, codec.decode(r.body)) for r in front.bodies[before:]]
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    assert sent == [
+        (
+            f"{rbac}/clusterroles",
+            codec.CONTENT_TYPE,
+            {
+                "kind": "ClusterRole",
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "metadata": {"name": "recon", "creationTimestamp": None, "labels": {"a": "b"}},
+                "rules": [
+                    {
+                        "verbs": ["get", "list"],
+                        "apiGroups": ["batch"],
+                        "resources": ["jobs", "jobs/status"],
+                    }
+                ],
+                "aggregationRule": {
+                    "clusterRoleSelectors": [
+                        {"matchExpressions": [{"key": "x", "operator": "In", "values": ["yes"]}]}
+                    ]
+                },
+            },
+        ),
+        (
+            "/api/v1/namespaces",
+            codec.CONTENT_TYPE,
+            {
+                "kind": "Namespace",
+                "apiVersion": "v1",
+                "metadata": {"name": "team", "creationTimestamp": None},
+                "spec": {},
+                "status": {},
+            },
+        ),
+        (
+            f"{rbac}/namespaces/team/rolebindings",
+            codec.CONTENT_TYPE,
+            {
+                "kind": "RoleBinding",
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "metadata": {"name": "rb", "namespace": "team", "creationTimestamp": None},
+                "subjects": [{"kind": "ServiceAccount", "name": "sa1", "namespace": "team"}],
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "recon",
+                },
+            },
+        ),
+    ]
