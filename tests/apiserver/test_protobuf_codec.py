@@ -323,6 +323,10 @@ def _time(seconds: int, nanos: int = 0) -> meta_v1_pb2.Time:
 SPECIAL_CASES = (
     SpecialCase("time: whole seconds, nanos dropped", _time(0, 5), "1970-01-01T00:00:00Z"),
     SpecialCase("time: empty is Go's zero time", meta_v1_pb2.Time(), None),
+    SpecialCase(
+        "time: a year under 1000 keeps 4 digits", _time(-30610224000), "1000-01-01T00:00:00Z"
+    ),
+    SpecialCase("time: year 999", _time(-30610224001), "0999-12-31T23:59:59Z"),
     SpecialCase("time: Go's zero time in seconds", _time(-62135596800), None),
     SpecialCase(
         "micro time keeps microseconds",
@@ -461,6 +465,18 @@ ERROR_CASES = (
         body("v1", "Namespace", b"\x08\x01"),
         400,
         f"field number(s) 1 of k8s.io.api.core.v1.Namespace {_REFUSED}",
+    ),
+    ErrorCase(
+        "a time Go cannot write",
+        body(
+            "v1",
+            "ConfigMap",
+            core_v1_pb2.ConfigMap(
+                metadata=meta_v1_pb2.ObjectMeta(creationTimestamp=meta_v1_pb2.Time(seconds=2**60))
+            ),
+        ),
+        400,
+        "Time.MarshalJSON: year outside of range [0,9999]",
     ),
     ErrorCase(
         "managed fields that are not JSON",

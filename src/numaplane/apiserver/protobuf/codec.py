@@ -269,7 +269,7 @@ def _time(message: Message) -> str | None:
     seconds = message.seconds
     if seconds == _GO_ZERO_UNIX:
         return None
-    return (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339(seconds, None)
 
 
 def _micro_time(message: Message) -> str | None:
@@ -279,8 +279,21 @@ def _micro_time(message: Message) -> str | None:
     seconds, nanos = message.seconds, message.nanos
     if seconds == _GO_ZERO_UNIX and nanos == 0:
         return None
-    moment = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _rfc3339(seconds, nanos // 1000)
+
+
+def _rfc3339(seconds: int, micros: int | None) -> str:
+    """UTC RFC 3339 as Go writes it (4-digit year; ``.000000`` when ``micros`` is given)."""
+    try:
+        moment = _EPOCH + timedelta(seconds=seconds, microseconds=micros or 0)
+    except OverflowError:
+        # Go's Time.MarshalJSON refuses such a time too.
+        raise UndecodableError("Time.MarshalJSON: year outside of range [0,9999]") from None
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
+    return f"{text}.{moment.microsecond:06d}Z" if micros is not None else f"{text}Z"
 
 
 def _embedded_json(raw: bytes, what: str) -> Any:
