@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -176,45 +177,103 @@ def summarize(body: bytes, limit: int = 30) -> str:
     return shown + " ..." if len(body) > limit else shown
 
 
+@dataclass(frozen=True)
+class _Field:
+    """How one field of a message is written (from the descriptor and :mod:`.gojson`)."""
+
+    descriptor: FieldDescriptor
+    name: str
+    always: bool
+    pointer: bool
+    inline: bool
+    is_map: bool
+    is_message: bool
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A message's fields by number, the declaration order, and the fields written even when
+    the body leaves them out (Go structs, inline structs, fields without omitempty)."""
+
+    by_number: dict[int, _Field]
+    order: tuple[str, ...]
+    when_absent: tuple[_Field, ...]
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(descriptor: Descriptor) -> _Plan:
+    plan = _PLANS.get(descriptor.full_name)
+    if plan is None:
+        fields = []
+        for field in descriptor.fields:
+            key = f"{descriptor.full_name}.{field.name}"
+            fields.append(
+                _Field(
+                    descriptor=field,
+                    name=field.name,
+                    always=key in ALWAYS,
+                    pointer=key in POINTERS,
+                    inline=key in INLINE,
+                    is_map=_is_map(field),
+                    is_message=field.message_type is not None and not field.is_repeated,
+                )
+            )
+        plan = _Plan(
+            by_number={f.descriptor.number: f for f in fields},
+            order=tuple(f.name for f in fields),
+            when_absent=tuple(
+                f for f in fields if f.always or f.inline or (f.is_message and not f.pointer)
+            ),
+        )
+        _PLANS[descriptor.full_name] = plan
+    return plan
+
+
 def to_json(message: Message) -> Any:
     """Go's JSON for ``message`` (a message of this package), as :func:`decode` writes it;
     raises :class:`UndecodableError` for a field this package does not declare."""
-    special = _SPECIAL.get(message.DESCRIPTOR.full_name)
+    descriptor = message.DESCRIPTOR
+    special = _SPECIAL.get(descriptor.full_name)
     if special is not None:
         return special(message)
     _refuse_unknown(message)
+    plan = _plan(descriptor)
     out: dict[str, Any] = {}
-    name = message.DESCRIPTOR.full_name
-    for field in message.DESCRIPTOR.fields:
-        key = f"{name}.{field.name}"
-        always = key in ALWAYS
-        if field.is_repeated:
-            value: Any = getattr(message, field.name)
-            if len(value) == 0:
-                if always:
-                    out[field.name] = None
-                continue
-            out[field.name] = (
-                _map(field, value) if _is_map(field) else [_value(field, v) for v in value]
-            )
-        elif key in INLINE:
-            out.update(to_json(getattr(message, field.name)))
-        elif field.message_type is not None:
-            if message.HasField(field.name):
-                out[field.name] = to_json(getattr(message, field.name))
-            elif key not in POINTERS:
-                # A Go struct: written even when the body left it out.
-                out[field.name] = to_json(_message_class(field.message_type)())
-            elif always:
-                out[field.name] = None
-        else:
-            value = getattr(message, field.name)
-            if message.HasField(field.name):
-                if key in POINTERS or always or value:
-                    out[field.name] = _value(field, value)
-            elif always:
-                out[field.name] = None if key in POINTERS else _value(field, value)
-    return out
+    inlined: dict[str, dict[str, Any]] = {}
+    for field_descriptor, value in message.ListFields():
+        field = plan.by_number[field_descriptor.number]
+        if field.inline:
+            inlined[field.name] = to_json(value)
+        elif field.is_map:
+            out[field.name] = _map(field_descriptor, value)
+        elif field_descriptor.is_repeated:
+            out[field.name] = [_value(field_descriptor, item) for item in value]
+        elif field.is_message or field.pointer or field.always or value:
+            # Set scalars: Go wrote a zero one only for a pointer, or for a field without
+            # omitempty; an omitempty zero is left out as Go's JSON leaves it out.
+            out[field.name] = _value(field_descriptor, value)
+    for field in plan.when_absent:
+        if field.name in out or field.name in inlined:
+            continue
+        if field.inline:
+            inlined[field.name] = to_json(getattr(message, field.name))
+        elif field.pointer or field.descriptor.is_repeated:
+            out[field.name] = None
+        elif field.is_message:
+            # A Go struct: written even when the body left it out.
+            out[field.name] = to_json(_message_class(field.descriptor.message_type)())
+        elif not message.HasField(field.name):
+            out[field.name] = _value(field.descriptor, getattr(message, field.name))
+    # Go writes fields in declaration order, an inline struct's fields where it is declared.
+    result: dict[str, Any] = {}
+    for name in plan.order:
+        if name in inlined:
+            result.update(inlined[name])
+        elif name in out:
+            result[name] = out[name]
+    return result
 
 
 def _message_class(descriptor: Descriptor) -> type[Message]:
