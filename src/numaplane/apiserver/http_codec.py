@@ -19,7 +19,7 @@ import orjson
 import yaml
 
 from numaplane.apiserver.errors import StatusError, bad_request, not_acceptable
-from numaplane.apiserver.http_protobuf import ProtobufError, decode_protobuf
+from numaplane.apiserver.protobuf import codec as protobuf_codec
 
 #: kube-apiserver's ``--max-request-body-bytes`` default (``maxRequestBodyBytes``): 3 MiB.
 MAX_REQUEST_BODY_BYTES: Final = 3 * 1024 * 1024
@@ -32,7 +32,7 @@ STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
 PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
 #: The body types every resource endpoint decodes, in upstream's order (protobuf: only the
-#: kinds kubectl's typed clients send, see :mod:`numaplane.apiserver.http_protobuf`).
+#: kinds kubectl's typed clients send, see :mod:`numaplane.apiserver.protobuf.codec`).
 INPUT_MEDIA_TYPES: Final = (JSON, YAML, PROTOBUF)
 #: What :func:`negotiate` may answer with, as named in upstream's 406 message.
 OUTPUT_MEDIA_TYPES: Final = (JSON, YAML)
@@ -270,15 +270,15 @@ def _yaml_error(err: yaml.YAMLError) -> str:
     return f"error converting YAML to JSON: yaml: {line}{problem}"
 
 
-def parse_document(body: bytes, media_type: str) -> Any:
+def parse_document(
+    body: bytes, media_type: str, expected: tuple[str, str] | None = None
+) -> Any:
     """``body`` parsed as JSON, YAML or Kubernetes protobuf (by ``media_type``); raises
     :class:`DecodeError` with upstream's wording (``couldn't get version/kind; json parse
-    error: ...``)."""
+    error: ...``). A protobuf body the server cannot decode raises the codec's own 400/415
+    ``StatusError``, worded for the endpoint's ``expected`` (group/version, kind)."""
     if media_type == PROTOBUF:
-        try:
-            return decode_protobuf(body)
-        except (ProtobufError, UnicodeDecodeError, orjson.JSONDecodeError) as err:
-            raise DecodeError(str(err)) from err
+        return protobuf_codec.decode(body, expected)
     if media_type == YAML:
         try:
             doc = yaml.safe_load(body)
@@ -345,8 +345,9 @@ def decode_object(
     media_type = media_type_of(content_type) or JSON
     if media_type not in INPUT_MEDIA_TYPES:
         raise unsupported_media_type(INPUT_MEDIA_TYPES)
+    group_version = f"{group}/{version}" if group else version
     try:
-        doc = parse_document(body, media_type)
+        doc = parse_document(body, media_type, (group_version, kind))
     except DecodeError as err:
         raise bad_request(
             f"the object provided is unrecognized (must be of type {kind}): {err} "
