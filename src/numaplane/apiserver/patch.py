@@ -123,7 +123,15 @@ def _apply_one(doc: Any, op: dict[str, Any], kind: str) -> Any:
         raise _invalid(f"testing value {path} failed: test failed") from None
     except jsonpatch.InvalidJsonPatch as err:
         raise _invalid(str(err)) from None
-    except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException, KeyError, IndexError):
+    except (
+        jsonpatch.JsonPatchConflict,
+        jsonpointer.JsonPointerException,
+        KeyError,
+        IndexError,
+        # The library walks into a null or a scalar with a TypeError where evanphx/json-patch
+        # finds no container there: the path is missing.
+        TypeError,
+    ):
         if kind in ("move", "copy"):
             raise _invalid(
                 f"{kind} operation does not apply: doc is missing from path: "

@@ -178,9 +178,9 @@ class PatchVerbs(WriteVerbs):
     ) -> Any:
         """``current`` with the patch applied (by its type)."""
         if patch_type == JSON_PATCH:
-            return json_patch(current, body)
+            return json_patch(current, body, field_validation=ctx.field_validation)
         if patch_type == MERGE_PATCH:
-            return merge_patch(current, body)
+            return merge_patch(current, body, field_validation=ctx.field_validation)
         if patch_type == STRATEGIC_PATCH:
             kind_key = (info.group, info.kind)
             if current.get("apiVersion") == "autoscaling/v1" and current.get("kind") == "Scale":
@@ -194,6 +194,7 @@ class PatchVerbs(WriteVerbs):
             now_rfc3339(),
             schema=self.registry.patch_schema(info),
             subresource=subresource,
+            reset_fields=reset_fields(info, subresource),
         )
 
     async def _apply_create(
@@ -213,6 +214,7 @@ class PatchVerbs(WriteVerbs):
             force,
             now_rfc3339(),
             schema=self.registry.patch_schema(info),
+            reset_fields=reset_fields(info, ""),
         )
         metadata = meta(obj)
         if metadata.get("name", name) != name:
@@ -223,3 +225,12 @@ class PatchVerbs(WriteVerbs):
         metadata["name"] = name
         result = await self.create(dataclasses.replace(ctx, field_manager=""), info, namespace, obj)
         return result
+
+
+def reset_fields(info: ResourceInfo, subresource: str) -> list[tuple[str, ...]]:
+    """The fields the endpoint's strategy resets, as upstream's ``GetResetFields``: a kind with
+    a status subresource ignores ``status`` on its main resource and ``spec`` on ``/status``;
+    applying them owns nothing."""
+    if "status" not in info.subresources:
+        return []
+    return [("spec",)] if subresource == "status" else [("status",)]
