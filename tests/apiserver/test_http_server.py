@@ -561,8 +561,9 @@ def test_rbac_escalation_is_refused(tmp_path: Path) -> None:
                 {
                     "apiGroups": ["rbac.authorization.k8s.io"],
                     "resources": ["roles"],
-                    "verbs": ["create"],
-                }
+                    "verbs": ["create", "get", "patch"],
+                },
+                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
             ],
         }
         binding = {
@@ -591,6 +592,23 @@ def test_rbac_escalation_is_refused(tmp_path: Path) -> None:
             assert message.startswith(
                 'roles.rbac.authorization.k8s.io "greedy" is forbidden: user "jane"'
             )
+        # A patch is checked on the object it produces: jane may make a role of what she holds,
+        # and may not patch it into one granting more.
+        modest = {**greedy, "metadata": {"name": "modest"}}
+        modest["rules"] = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
+        grow = [{"op": "add", "path": "/rules/0/resources/-", "value": "secrets"}]
+        headers = {"Content-Type": "application/json-patch+json"}
+        async with env.session_for("jane") as jane:
+            async with jane.post(rbac + "/roles", json=modest) as resp:
+                assert resp.status == 201
+            async with jane.patch(rbac + "/roles/modest", json=grow, headers=headers) as resp:
+                assert resp.status == 403
+                message = (await _json(resp))["message"]
+                assert message.startswith(
+                    'roles.rbac.authorization.k8s.io "modest" is forbidden: user "jane"'
+                )
+            async with env.admin.get(rbac + "/roles/modest") as resp:
+                assert (await _json(resp))["rules"][0]["resources"] == ["configmaps"]
 
     run(tmp_path, scenario)
 

@@ -270,9 +270,7 @@ def _yaml_error(err: yaml.YAMLError) -> str:
     return f"error converting YAML to JSON: yaml: {line}{problem}"
 
 
-def parse_document(
-    body: bytes, media_type: str, expected: tuple[str, str] | None = None
-) -> Any:
+def parse_document(body: bytes, media_type: str, expected: tuple[str, str] | None = None) -> Any:
     """``body`` parsed as JSON, YAML or Kubernetes protobuf (by ``media_type``); raises
     :class:`DecodeError` with upstream's wording (``couldn't get version/kind; json parse
     error: ...``). A protobuf body the server cannot decode raises the codec's own 400/415

@@ -10,6 +10,7 @@ negotiated form (the object, a ``Table``, partial metadata). Errors are raised a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import time
 from dataclasses import dataclass
@@ -278,8 +279,11 @@ async def handle_patch(call: Call) -> web.Response:
     if patch_type not in allowed:
         raise unsupported_media_type(allowed)
     options = write_options(call.query, "PatchOptions", patch_type=patch_type)
+    context = dataclasses.replace(
+        call.context(options), admit_patch=lambda new, old: _check_escalation(call, new, old)
+    )
     result = await call.cluster.patch(
-        call.context(options),
+        context,
         call.info,
         call.namespace,
         call.name_from_path,

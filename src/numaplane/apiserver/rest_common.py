@@ -39,12 +39,17 @@ FIELD_VALIDATIONS: Final = ("Strict", "Warn", "Ignore")
 @dataclass(frozen=True)
 class RequestContext:
     """Who asks and how: the user, ``dryRun=All``, the ``fieldManager`` and the
-    ``fieldValidation`` directive (``Strict``, ``Warn`` or ``Ignore``)."""
+    ``fieldValidation`` directive (``Strict``, ``Warn`` or ``Ignore``).
+
+    ``admit_patch`` is the caller's validating admission of a patch's result (the new object
+    and the old one, ``None`` for an apply that creates): the HTTP layer's RBAC escalation
+    check, which can only see a patched object here. It raises a ``StatusError`` to refuse."""
 
     user: UserInfo
     dry_run: bool = False
     field_manager: str = ""
     field_validation: str = "Strict"
+    admit_patch: Callable[[Object, Object | None], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,8 @@ class PatchVerbs(WriteVerbs):
             if info.namespaced:
                 meta(patched)["namespace"] = namespace
             info.strategy.default(patched)
+            if ctx.admit_patch is not None:
+                ctx.admit_patch(patched, old)
             write_ctx = ctx
             if patch_type == APPLY_PATCH:
                 write_ctx = dataclasses.replace(ctx, field_manager="")
@@ -223,6 +225,8 @@ class PatchVerbs(WriteVerbs):
                 f"URL ({name})"
             )
         metadata["name"] = name
+        if ctx.admit_patch is not None:
+            ctx.admit_patch(obj, None)
         result = await self.create(dataclasses.replace(ctx, field_manager=""), info, namespace, obj)
         return result
 
