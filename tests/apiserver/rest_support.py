@@ -15,7 +15,7 @@ from numaplane.apiserver.crd import crd_resource_infos
 from numaplane.apiserver.resource import ResourceInfo, TableColumn
 from numaplane.apiserver.rest import Cluster
 from numaplane.apiserver.rest_common import RequestContext
-from numaplane.apiserver.rest_core import UnknownFields
+from numaplane.apiserver.rest_core import UnknownFields, no_unknown_fields
 from numaplane.apiserver.user import UserInfo
 
 T = TypeVar("T")
@@ -183,7 +183,7 @@ def run_cluster(
             tmp_path,
             builtins=BUILTINS,
             crd_infos=crd_resource_infos,
-            unknown_fields=unknown_fields,
+            unknown_fields=unknown_fields or no_unknown_fields,
         )
         try:
             await cluster.settle()

@@ -59,7 +59,7 @@ PODS = info(
     True,
     short_names=("po",),
     categories=("all",),
-    subresources=("status", "binding"),
+    subresources=("status", "binding", "proxy"),
 )
 SERVICE_ACCOUNTS = info(
     "",
@@ -133,6 +133,7 @@ def test_core_resource_list_has_subresources_kinds_and_no_api_version() -> None:
     assert names == [
         "pods",
         "pods/binding",
+        "pods/proxy",
         "pods/status",
         "serviceaccounts",
         "serviceaccounts/token",
@@ -157,6 +158,7 @@ def test_core_resource_list_has_subresources_kinds_and_no_api_version() -> None:
         "verbs": ["create"],
     }
     assert by_name["pods/status"]["kind"] == "Pod"
+    assert by_name["pods/proxy"]["kind"] == "PodProxyOptions"
     assert by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
     assert by_name["serviceaccounts/token"]["group"] == "authentication.k8s.io"
     assert by_name["serviceaccounts/token"]["version"] == "v1"
@@ -306,6 +308,11 @@ def test_aggregated_core_document() -> None:
                 "subresource": "binding",
                 "responseKind": {"group": "", "version": "", "kind": "Binding"},
                 "verbs": ["create"],
+            },
+            {
+                "subresource": "proxy",
+                "responseKind": {"group": "", "version": "", "kind": "PodProxyOptions"},
+                "verbs": ["create", "delete", "get", "patch", "update"],
             },
             {
                 "subresource": "status",

@@ -593,3 +593,44 @@ def test_rbac_escalation_is_refused(tmp_path: Path) -> None:
             )
 
     run(tmp_path, scenario)
+
+
+def test_impersonation_acts_as_the_named_user_once_allowed(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        headers = {"Impersonate-User": "jane"}
+        async with env.admin.get(env.url + CM, headers=headers) as resp:
+            # The admin may impersonate anyone; jane herself may not list configmaps.
+            assert resp.status == 403
+            assert 'User "jane" cannot list resource "configmaps"' in (await _json(resp))["message"]
+        async with env.session_for("bob") as bob, bob.get(env.url + CM, headers=headers) as resp:
+            assert resp.status == 403
+            assert (
+                'User "bob" cannot impersonate resource "users"' in (await _json(resp))["message"]
+            )
+
+    run(tmp_path, scenario)
+
+
+def test_openapi_v3_documents_by_hash(tmp_path: Path) -> None:
+    async def scenario(env: Env) -> None:
+        base = f"{env.url}/clusters/w"
+        async with env.admin.get(base + "/openapi/v3") as resp:
+            url = (await _json(resp))["paths"]["api/v1"]["serverRelativeURL"]
+        # Clients fetch the URL as an absolute path, so it carries the cluster's prefix.
+        assert url.startswith("/clusters/w/openapi/v3/api/v1?hash=")
+        async with env.admin.get(env.url + url) as resp:
+            assert resp.status == 200
+            assert resp.headers["Cache-Control"] == "public, immutable"
+            assert "components" in await _json(resp)
+        async with env.admin.get(
+            base + "/openapi/v3/api/v1?hash=stale", allow_redirects=False
+        ) as resp:
+            assert resp.status == 301
+            assert resp.headers["Location"] == url
+        async with env.admin.get(
+            env.url + "/openapi/v2",
+            headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+        ) as resp:
+            assert resp.status == 406
+
+    run(tmp_path, scenario, clusters=("w",))

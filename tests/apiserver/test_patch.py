@@ -63,6 +63,11 @@ JSON_PATCH_CASES = [
         {**CM, "data": {"c": "v", "m": "v"}},
     ),
     JsonPatchCase("empty patch", "[]", CM),
+    JsonPatchCase(
+        "a missing value reads as null",
+        '[{"op":"add","path":"/data/n"}]',
+        {**CM, "data": {"k": "v", "n": None}},
+    ),
 ]
 
 
@@ -114,6 +119,13 @@ JSON_PATCH_ERRORS = [
     ),
     JsonPatchErrorCase(
         "unknown operation", '[{"op":"frob","path":"/a"}]', 422, REJECTED, "Unexpected kind: frob"
+    ),
+    JsonPatchErrorCase(
+        "move from a number",
+        '[{"op":"move","from":5,"path":"/data/k"}]',
+        422,
+        REJECTED,
+        "move operation does not apply: doc is missing from path: : missing value",
     ),
     JsonPatchErrorCase(
         "an object, not a list",
@@ -190,10 +202,25 @@ def test_merge_patch_follows_rfc7386(case: MergeCase) -> None:
     assert merge_patch(case.target, case.patch) == case.expected
 
 
-def test_merge_patch_errors() -> None:
+def test_undecodable_patches_are_worded_as_the_patch_handler_does() -> None:
+    strict_message = (
+        "error decoding patch: invalid character 'x' looking for beginning of object key string"
+    )
     with pytest.raises(StatusError) as caught:
-        merge_patch(CM, b"{nope")
+        merge_patch(CM, b"{x}")
+    assert (caught.value.code, caught.value.message) == (400, strict_message)
+    with pytest.raises(StatusError) as caught:
+        merge_patch(CM, b"{x}", field_validation="Ignore")
     assert (caught.value.code, caught.value.message) == (400, "Invalid JSON Patch")
+    with pytest.raises(StatusError) as caught:
+        json_patch(CM, b"[{x}]")
+    assert (caught.value.code, caught.value.message) == (400, strict_message)
+    with pytest.raises(StatusError) as caught:
+        json_patch(CM, b"[1,", field_validation="Ignore")
+    assert (caught.value.code, caught.value.message) == (400, "unexpected end of JSON input")
+
+
+def test_merge_patch_errors() -> None:
     with pytest.raises(StatusError) as caught:
         merge_patch(CM, b"[1]")
     assert caught.value.code == 400

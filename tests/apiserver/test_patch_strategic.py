@@ -226,8 +226,32 @@ ERRORS = [
     ErrorCase(
         "setElementOrder not a list",
         {"metadata": {"$setElementOrder/finalizers": "x"}},
+        500,
+        "expected a []interface {}, but received a string",
+    ),
+    ErrorCase(
+        "setElementOrder without a list name",
+        {"metadata": {"$setElementOrder": []}},
         400,
         "invalid patch format of setElementOrder list",
+    ),
+    ErrorCase(
+        "deleteFromPrimitiveList without a list name",
+        {"metadata": {"$deleteFromPrimitiveList": ["a"]}},
+        400,
+        "invalid patch format of primitive list",
+    ),
+    ErrorCase(
+        "patch list out of the directive's order",
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "web"}],
+                "containers": [{"name": "side", "image": "x"}],
+            }
+        },
+        500,
+        "The order in patch list:\n[map[image:x name:side]]\n doesn't match $setElementOrder "
+        "list:\n[map[name:web]]\n",
     ),
 ]
 

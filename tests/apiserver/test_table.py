@@ -98,6 +98,15 @@ def test_column_definitions_have_every_field() -> None:
     ]
 
 
+def test_a_single_objects_table_carries_its_resource_version() -> None:
+    doc = table.build_table(AgePrinter(), [POD], "Metadata", None, 0.0)
+    assert doc["metadata"] == {"resourceVersion": "7"}
+    listed = table.build_table(
+        AgePrinter(), [POD], "Metadata", {"resourceVersion": "9", "continue": "c"}, 0.0
+    )
+    assert listed["metadata"] == {"resourceVersion": "9", "continue": "c"}
+
+
 def test_no_headers_leaves_column_definitions_null() -> None:
     doc = table.build_table(AgePrinter(), [POD], "None", None, 1.0, no_headers=True)
     assert doc["columnDefinitions"] is None

@@ -24,10 +24,11 @@ from numaplane.apiserver.rest_common import (
     object_key,
     resource_version,
     rfc3339,
+    storage_resource,
     success_status,
 )
 from numaplane.apiserver.rest_core import TERMINATING, ClusterCore
-from numaplane.apiserver.rest_read import build_matcher
+from numaplane.apiserver.rest_listopts import build_matcher
 from numaplane.apiserver.storage import ObjectKey
 
 ORPHAN: Final = "orphan"
@@ -279,8 +280,12 @@ class DeleteVerbs(ClusterCore):
                 return self._deleted_answer(info, await self._delete_stored(ctx, info, key, rv))
             if not graceful:
                 _mark_deleting(obj)
-            written = obj if ctx.dry_run else await self.store.update(key, obj, rv)
-            self._after_delete_write(info, written)
+            if ctx.dry_run or obj == current:
+                # Nothing changed (a repeated delete): etcd3 writes nothing either.
+                written = current if obj == current else obj
+            else:
+                written = await self.store.update(key, obj, rv)
+                self._after_delete_write(info, written)
             if pending_finalizers or int(options.get("gracePeriodSeconds") or 0) > 0:
                 return RestResult(as_served(written, info))
             rv = resource_version(written)
@@ -354,8 +359,9 @@ class DeleteVerbs(ClusterCore):
         validate_delete_options(dict(options or {}))
         matcher = build_matcher(info, label_selector, field_selector)
         scope = namespace if info.namespaced and namespace else None
-        items, list_rv = self.store.list(info.group_resource, scope)
-        matched = [o for o in items if matcher is None or matcher(o)]
+        items, list_rv = self.store.list(storage_resource(info), scope)
+        served = [as_served(o, info) for o in items]
+        matched = [o for o in served if matcher is None or matcher(o)]
         for obj in matched:
             metadata: dict[str, Any] = obj.get("metadata", {})
             try:
@@ -369,6 +375,6 @@ class DeleteVerbs(ClusterCore):
             "kind": info.list_kind,
             "apiVersion": info.group_version,
             "metadata": {"resourceVersion": str(list_rv)},
-            "items": [as_served(o, info) for o in matched],
+            "items": matched,
         }
         return RestResult(body)

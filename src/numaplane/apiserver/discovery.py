@@ -67,15 +67,20 @@ CUSTOM_GROUP_PRIORITY: Final = 1000
 class SubresourceKind:
     """What a subresource answers with: ``group``/``version`` empty when it is the parent's."""
 
-    kind: str  # empty: the parent's kind
+    kind: str  # empty: the parent's kind; "{kind}" is replaced by it
     verbs: tuple[str, ...]
     group: str = ""
     version: str = ""
 
+    def kind_of(self, parent: str) -> str:
+        """The kind answered below an object of kind ``parent``."""
+        return self.kind.replace("{kind}", parent) if self.kind else parent
+
 
 #: The subresources upstream serves, with the kind they return and their verbs
 #: (``pods/binding`` is a ``Binding``, ``serviceaccounts/token`` a TokenRequest, ``*/scale`` an
-#: ``autoscaling/v1`` Scale; ``status`` and ``log`` return the parent's kind).
+#: ``autoscaling/v1`` Scale, ``pods/proxy`` a PodProxyOptions; ``status`` and ``log`` return the
+#: parent's kind).
 SUBRESOURCES: Final[dict[str, SubresourceKind]] = {
     "status": SubresourceKind("", ("get", "patch", "update")),
     "scale": SubresourceKind("Scale", ("get", "patch", "update"), "autoscaling", "v1"),
@@ -86,7 +91,7 @@ SUBRESOURCES: Final[dict[str, SubresourceKind]] = {
     "exec": SubresourceKind("PodExecOptions", ("create", "get")),
     "attach": SubresourceKind("PodAttachOptions", ("create", "get")),
     "portforward": SubresourceKind("PodPortForwardOptions", ("create", "get")),
-    "proxy": SubresourceKind("", ("create", "delete", "get", "patch", "update")),
+    "proxy": SubresourceKind("{kind}ProxyOptions", ("create", "delete", "get", "patch", "update")),
     "ephemeralcontainers": SubresourceKind("", ("get", "patch", "update")),
     "resize": SubresourceKind("", ("get", "patch", "update")),
     "approval": SubresourceKind("", ("get", "patch", "update")),
@@ -128,10 +133,6 @@ def document_hash(doc: Any) -> str:
 
 
 # --- grouping -------------------------------------------------------------------------------
-
-
-def _served(infos: Iterable[ResourceInfo]) -> list[ResourceInfo]:
-    return list(infos)
 
 
 def groups_in_order(infos: Iterable[ResourceInfo]) -> list[str]:
@@ -183,7 +184,7 @@ def _api_group(infos: Sequence[ResourceInfo], group: str) -> dict[str, Any]:
 
 def api_group_list(infos: Iterable[ResourceInfo]) -> dict[str, Any]:
     """``GET /apis``: every non-core group, as ``APIGroupList``."""
-    served = _served(infos)
+    served = list(infos)
     return {
         "kind": "APIGroupList",
         "apiVersion": "v1",
@@ -193,7 +194,7 @@ def api_group_list(infos: Iterable[ResourceInfo]) -> dict[str, Any]:
 
 def api_group(infos: Iterable[ResourceInfo], group: str) -> dict[str, Any] | None:
     """``GET /apis/G``: one group as ``APIGroup``, or None when it is not served (404)."""
-    served = _served(infos)
+    served = list(infos)
     if not group or not any(info.group == group for info in served):
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_api_group(served, group)}
@@ -209,7 +210,7 @@ def _subresource_entry(info: ResourceInfo, sub: str) -> dict[str, Any]:
     if spec.group or spec.version:
         entry["group"] = spec.group
         entry["version"] = spec.version
-    entry["kind"] = spec.kind or info.kind
+    entry["kind"] = spec.kind_of(info.kind)
     entry["verbs"] = list(spec.verbs)
     return entry
 
@@ -298,7 +299,7 @@ def _aggregated_resource(info: ResourceInfo) -> dict[str, Any]:
         subresources.append(
             {
                 "subresource": sub,
-                "responseKind": _gvk(spec.group, spec.version, spec.kind or info.kind),
+                "responseKind": _gvk(spec.group, spec.version, spec.kind_of(info.kind)),
                 "verbs": list(spec.verbs),
             }
         )
@@ -328,7 +329,7 @@ def aggregated_discovery(
     ``apidiscovery.k8s.io/<version>`` (``v2`` or ``v2beta1``: the same fields)."""
     if version not in AGGREGATED_VERSIONS:
         raise ValueError(f"unknown aggregated discovery version {version!r}")
-    served = _served(infos)
+    served = list(infos)
     if core:
         items = [_aggregated_group(served, "")] if any(not i.group for i in served) else []
     else:

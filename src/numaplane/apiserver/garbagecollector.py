@@ -1,16 +1,12 @@
-"""The controllers kube-controller-manager and kube-apiserver run over one cluster's objects,
-here inside the server process, reading the store's events and writing through the REST verbs:
+"""The garbage collector (``pkg/controller/garbagecollector``) of one cluster, inside the server
+process, and the loop that runs it with the lifecycle controllers (:mod:`.lifecycle`) over the
+store's events, writing through the REST verbs.
 
-- the garbage collector (``pkg/controller/garbagecollector``): ``ownerReferences`` with
-  background deletion of dependents whose owners are all gone, foreground deletion (dependents
-  first, the owner's ``foregroundDeletion`` finalizer removed once no dependent with
-  ``blockOwnerDeletion`` remains) and orphaning (references removed, then the ``orphan``
-  finalizer);
-- the namespace controller: a Terminating namespace is emptied, then its ``kubernetes``
-  finalizer removed and the namespace deleted;
-- the service-account controller: a ``default`` ServiceAccount in every namespace;
-- the system namespaces (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``);
-- the apiextensions finalizer: a deleted CRD's objects go first, then the CRD.
+The garbage collector follows ``ownerReferences``: dependents whose owners are all gone are
+deleted (in the background, or in the foreground when an owner waits for them), references to
+gone owners are dropped while another owner lives; an owner deleted in the foreground keeps its
+``foregroundDeletion`` finalizer until no dependent with ``blockOwnerDeletion`` remains, and
+one deleted with ``orphan`` has its dependents' references removed, then that finalizer.
 
 The work is level-triggered: an event only names what to look at, and each step reads the
 latest state, so a step that finds nothing to do is harmless and a missed step is redone on the
@@ -22,26 +18,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, Final
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.lifecycle import (
+    CONTROLLER,
+    Lifecycle,
+    deleting,
+    finalizers_of,
+    remove_finalizer,
+    served_info,
+)
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
-from numaplane.apiserver.rest_common import Object, RequestContext, clone, meta, now_rfc3339
-from numaplane.apiserver.rest_core import TERMINATING, ClusterCore
+from numaplane.apiserver.rest_common import Object, clone, meta, storage_resource
+from numaplane.apiserver.rest_core import ClusterCore
 from numaplane.apiserver.storage import ObjectKey, WatchEvent
-from numaplane.apiserver.user import UserInfo
 
 LOG = logging.getLogger(__name__)
 
-SYSTEM_NAMESPACES: Final = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: How often Events past their TTL are looked for.
+EVENT_SWEEP_S: Final = 60.0
 ORPHAN: Final = "orphan"
 FOREGROUND: Final = "foregroundDeletion"
-NAMESPACE_FINALIZER: Final = "kubernetes"
-CRD_CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
-CONTROLLER = RequestContext(
-    UserInfo("system:kube-controller-manager", ("system:authenticated",)), field_manager=""
-)
 
 Work = tuple[str, Any]
 
@@ -51,14 +51,6 @@ def _owner_uids(obj: Object | None) -> set[str]:
         return set()
     refs = obj.get("metadata", {}).get("ownerReferences") or ()
     return {ref.get("uid", "") for ref in refs}
-
-
-def _finalizers(obj: Object) -> list[str]:
-    return list(obj.get("metadata", {}).get("finalizers") or ())
-
-
-def _deleting(obj: Object) -> bool:
-    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
 
 
 def _key_of(obj: Object, resource: str) -> ObjectKey:
@@ -72,6 +64,7 @@ class Controllers:
     def __init__(self, cluster: ClusterCore) -> None:
         self.cluster = cluster
         self.store = cluster.store
+        self.lifecycle = Lifecycle(cluster)
         self._queue: asyncio.Queue[Work] = asyncio.Queue()
         self._queued: set[Work] = set()
         self._dependents: dict[str, set[ObjectKey]] = {}
@@ -83,14 +76,22 @@ class Controllers:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Create the system namespaces, resync everything, then follow the store."""
-        for name in SYSTEM_NAMESPACES:
-            await self._ensure_namespace(name)
+        """Create the system objects, resync everything, then follow the store."""
+        await self.lifecycle.bootstrap()
         rv = self._resync()
         self._tasks = [
             asyncio.create_task(self._follow(rv), name="controllers-watch"),
             asyncio.create_task(self._work(), name="controllers-work"),
+            asyncio.create_task(self._expire_events(), name="controllers-event-ttl"),
         ]
+
+    async def _expire_events(self) -> None:
+        while True:
+            await asyncio.sleep(EVENT_SWEEP_S)
+            try:
+                await self.lifecycle.expire_events(time.time())
+            except Exception:  # a bug must not stop the sweeps
+                LOG.exception("event expiry failed")
 
     async def stop(self) -> None:
         """Stop following the store and working."""
@@ -104,6 +105,8 @@ class Controllers:
     async def settle(self) -> None:
         """Return once every write so far has been seen and no work is left (tests and
         shutdown use it; a controller step's own writes are followed too)."""
+        if not self._tasks:
+            return  # not running: nothing will catch up
         async with self._changed:
             while True:
                 done = (
@@ -114,16 +117,6 @@ class Controllers:
                 if done:
                     return
                 await self._changed.wait()
-
-    async def _ensure_namespace(self, name: str) -> None:
-        if self.store.get_latest(ObjectKey("namespaces", "", name)) is not None:
-            return
-        info = self._info("namespaces")
-        if info is None:
-            return
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-        with contextlib.suppress(errors.StatusError):
-            await self.cluster.create(CONTROLLER, info, "", body)
 
     def _resync(self) -> int:
         """Index every stored object and queue whatever may need work; the rv it read at."""
@@ -137,7 +130,12 @@ class Controllers:
 
     async def _follow(self, rv: int) -> None:
         while True:
-            watcher = self.store.watch(None, None, rv)
+            try:
+                watcher = self.store.watch(None, None, rv)
+            except errors.StatusError:
+                rv = self._resync()  # compacted past us while starting: from the state
+                await asyncio.sleep(0)
+                continue
             try:
                 while True:
                     event = await watcher.next(None)
@@ -150,8 +148,6 @@ class Controllers:
                     async with self._changed:
                         self._seen_rv = max(self._seen_rv, rv)
                         self._changed.notify_all()
-            except errors.StatusError:
-                pass
             finally:
                 watcher.close()
             # The watch ended (too slow, or compacted past us): start over from the state.
@@ -191,11 +187,11 @@ class Controllers:
             self._enqueue(("dependent", key))
         else:
             self._owners_of.pop(key, None)
-        if _deleting(obj) and {ORPHAN, FOREGROUND} & set(_finalizers(obj)):
+        if deleting(obj) and {ORPHAN, FOREGROUND} & set(finalizers_of(obj)):
             self._enqueue(("owner", key))
-        if resource == "namespaces" and (kind == "ADDED" or _deleting(obj)):
+        if resource == "namespaces" and (kind == "ADDED" or deleting(obj)):
             self._enqueue(("namespace", key.name))
-        if resource == CRD_RESOURCE and _deleting(obj):
+        if resource == CRD_RESOURCE and deleting(obj):
             self._enqueue(("crd", key.name))
         del prev
 
@@ -231,13 +227,12 @@ class Controllers:
             if key is not None:
                 await self._process_owner(key)
         elif kind == "namespace":
-            await self._sync_namespace(what)
+            await self.lifecycle.sync_namespace(what)
         elif kind == "crd":
-            await self._sync_crd(what)
+            await self.lifecycle.sync_crd(what)
 
     def _info(self, resource: str) -> ResourceInfo | None:
-        served = self.cluster.registry.versions_of(resource)
-        return served[0] if served else None
+        return served_info(self.cluster, resource)
 
     def _owner_state(self, obj: Object, ref: dict[str, Any]) -> str:
         """``solid``, ``dangling`` or ``waiting`` (deleting its dependents in the
@@ -248,11 +243,11 @@ class Controllers:
             return "solid"  # a kind not served cannot be checked; never delete on a guess
         namespace = obj.get("metadata", {}).get("namespace", "") if info.namespaced else ""
         owner = self.store.get_latest(
-            ObjectKey(info.group_resource, namespace, str(ref.get("name", "")))
+            ObjectKey(storage_resource(info), namespace, str(ref.get("name", "")))
         )
         if owner is None or owner.get("metadata", {}).get("uid") != ref.get("uid"):
             return "dangling"
-        if _deleting(owner) and FOREGROUND in _finalizers(owner):
+        if deleting(owner) and FOREGROUND in finalizers_of(owner):
             return "waiting"
         return "solid"
 
@@ -263,7 +258,7 @@ class Controllers:
         info = self._info(key.resource)
         if obj is None or info is None:
             return
-        if _deleting(obj) and FOREGROUND not in _finalizers(obj):
+        if deleting(obj) and FOREGROUND not in finalizers_of(obj):
             return
         refs = obj.get("metadata", {}).get("ownerReferences") or []
         if not refs:
@@ -279,9 +274,9 @@ class Controllers:
             obj.get("metadata", {}).get("uid", "")
         ):
             policy = "Foreground"
-        elif ORPHAN in _finalizers(obj):
+        elif ORPHAN in finalizers_of(obj):
             policy = "Orphan"
-        elif FOREGROUND in _finalizers(obj):
+        elif FOREGROUND in finalizers_of(obj):
             policy = "Foreground"
         else:
             policy = "Background"
@@ -313,37 +308,20 @@ class Controllers:
                 if error.reason != "Conflict":
                     raise
 
-    async def _remove_finalizer(self, key: ObjectKey, finalizer: str) -> None:
-        info = self._info(key.resource)
-        if info is None:
-            return
-        for _ in range(8):
-            obj = self.store.get_latest(key)
-            if obj is None or finalizer not in _finalizers(obj):
-                return
-            new = clone(obj)
-            meta(new)["finalizers"] = [f for f in _finalizers(obj) if f != finalizer]
-            try:
-                await self.cluster.update(CONTROLLER, info, key.namespace, key.name, new)
-                return
-            except errors.StatusError as error:
-                if error.reason != "Conflict":
-                    raise
-
     async def _process_owner(self, key: ObjectKey) -> None:
         """An owner being deleted: orphan its dependents, or wait for the blocking ones."""
         obj = self.store.get_latest(key)
-        if obj is None or not _deleting(obj):
+        if obj is None or not deleting(obj):
             return
         uid = obj.get("metadata", {}).get("uid", "")
         dependents = sorted(self._dependents.get(uid, set()))
-        finalizers = _finalizers(obj)
+        finalizers = finalizers_of(obj)
         if ORPHAN in finalizers:
             for dependent in dependents:
                 info = self._info(dependent.resource)
                 if info is not None:
                     await self._drop_owner_refs(info, dependent, {uid})
-            await self._remove_finalizer(key, ORPHAN)
+            await remove_finalizer(self.cluster, key, ORPHAN)
             return
         if FOREGROUND not in finalizers:
             return
@@ -355,121 +333,7 @@ class Controllers:
             for ref in dep.get("metadata", {}).get("ownerReferences") or ():
                 if ref.get("uid") == uid and ref.get("blockOwnerDeletion"):
                     blocking = True
-            if not _deleting(dep):
+            if not deleting(dep):
                 self._enqueue(("dependent", dependent))
         if not blocking:
-            await self._remove_finalizer(key, FOREGROUND)
-
-    async def _sync_namespace(self, name: str) -> None:
-        """The service-account controller for a live namespace, the namespace controller for a
-        terminating one."""
-        ns = self.store.get_latest(ObjectKey("namespaces", "", name))
-        if ns is None:
-            return
-        if not _deleting(ns):
-            await self._ensure_default_service_account(name)
-            return
-        if ns.get("status", {}).get("phase") != TERMINATING:
-            return
-        remaining = 0
-        for info in self.cluster.registry.storage_resources():
-            if not info.namespaced:
-                continue
-            items, _ = self.store.list(info.group_resource, name)
-            for obj in items:
-                remaining += 1
-                if _deleting(obj):
-                    continue
-                metadata = obj.get("metadata", {})
-                with contextlib.suppress(errors.StatusError):
-                    await self.cluster.delete(
-                        CONTROLLER,
-                        info,
-                        name,
-                        metadata.get("name", ""),
-                        {"propagationPolicy": "Background"},
-                    )
-        if remaining:
-            return
-        await self._finalize_namespace(name)
-
-    async def _finalize_namespace(self, name: str) -> None:
-        """Remove the ``kubernetes`` finalizer (the ``namespaces/finalize`` step), then delete
-        the emptied namespace."""
-        key = ObjectKey("namespaces", "", name)
-        ns = self.store.get_latest(key)
-        info = self._info("namespaces")
-        if ns is None or info is None:
-            return
-        spec_finalizers = list(ns.get("spec", {}).get("finalizers") or ())
-        if spec_finalizers:
-            new = clone(ns)
-            new["spec"]["finalizers"] = [f for f in spec_finalizers if f != NAMESPACE_FINALIZER]
-            if not new["spec"]["finalizers"]:
-                del new["spec"]["finalizers"]
-            await self.store.update(key, new, int(ns["metadata"]["resourceVersion"]))
-        with contextlib.suppress(errors.StatusError):
-            await self.cluster.delete(CONTROLLER, info, "", name, {})
-
-    async def _ensure_default_service_account(self, namespace: str) -> None:
-        if self.store.get_latest(ObjectKey("serviceaccounts", namespace, "default")) is not None:
-            return
-        info = self._info("serviceaccounts")
-        if info is None:
-            return
-        body = {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": "default", "namespace": namespace},
-        }
-        with contextlib.suppress(errors.StatusError):
-            await self.cluster.create(CONTROLLER, info, namespace, body)
-
-    async def _sync_crd(self, name: str) -> None:
-        """A deleted CRD: its Terminating condition, its objects deleted, then the CRD."""
-        key = ObjectKey(CRD_RESOURCE, "", name)
-        crd = self.store.get_latest(key)
-        if crd is None or not _deleting(crd):
-            return
-        await self._mark_crd_terminating(key, crd)
-        resource = self.cluster.registry.crd_resource(crd)
-        served = self.cluster.registry.versions_of(resource)
-        items, _ = self.store.list(resource, None)
-        if items and served:
-            for obj in items:
-                if _deleting(obj):
-                    continue
-                metadata = obj.get("metadata", {})
-                with contextlib.suppress(errors.StatusError):
-                    await self.cluster.delete(
-                        CONTROLLER,
-                        served[0],
-                        metadata.get("namespace", ""),
-                        metadata.get("name", ""),
-                        {},
-                    )
-            return
-        if items:
-            # Not served any more (never Established): nothing can hold them back.
-            for obj in items:
-                with contextlib.suppress(errors.StatusError):
-                    await self.store.delete(_key_of(obj, resource), None)
-        await self._remove_finalizer(key, CRD_CLEANUP_FINALIZER)
-
-    async def _mark_crd_terminating(self, key: ObjectKey, crd: Object) -> None:
-        conditions = crd.get("status", {}).get("conditions") or []
-        if any(c.get("type") == "Terminating" for c in conditions):
-            return
-        new = clone(crd)
-        new.setdefault("status", {}).setdefault("conditions", []).append(
-            {
-                "type": "Terminating",
-                "status": "True",
-                "lastTransitionTime": now_rfc3339(),
-                "reason": "InstanceDeletionInProgress",
-                "message": "CustomResource deletion is in progress",
-            }
-        )
-        with contextlib.suppress(errors.StatusError):
-            written = await self.store.update(key, new, int(crd["metadata"]["resourceVersion"]))
-            self.cluster.registry.set_crd(written)
+            await remove_finalizer(self.cluster, key, FOREGROUND)

@@ -1,4 +1,6 @@
-"""Bodies in and out, as k8s.io/apiserver's negotiation and serializers treat them.
+"""(Over 400 lines: negotiation and decoding share the media types and upstream's wording.)
+
+Bodies in and out, as k8s.io/apiserver's negotiation and serializers treat them.
 
 Requests: the 3 MiB body limit, JSON and YAML bodies (decode errors worded as upstream's
 ``transformDecodeError``), the apiVersion/kind check of an endpoint. Responses: the ``Accept``

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,124 +19,44 @@ from aiohttp import web
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.auth.rbac import RBACAuthorizer
-from numaplane.apiserver.errors import StatusError, bad_request, invalid
+from numaplane.apiserver.errors import StatusError, bad_request
 from numaplane.apiserver.http_clusters import refuse_escalation
 from numaplane.apiserver.http_codec import (
     APPLY_PATCH,
     JSON_PATCH,
-    MAX_REQUEST_BODY_BYTES,
     MERGE_PATCH,
     RESOURCE_TARGETS,
     STRATEGIC_MERGE_PATCH,
     Negotiated,
-    Target,
     decode_object,
-    decode_options,
-    encode,
     media_type_of,
     negotiate,
     unsupported_media_type,
 )
+from numaplane.apiserver.http_options import (
+    Query,
+    WriteOptions,
+    delete_dry_run,
+    delete_options,
+    first_value,
+    parse_bool_param,
+    parse_int_param,
+    write_options,
+)
+from numaplane.apiserver.http_respond import include_object, respond
 from numaplane.apiserver.http_watch import prime, stream_events, watch_timeout
 from numaplane.apiserver.requestinfo import RequestInfo
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest import Cluster
-from numaplane.apiserver.rest_common import RequestContext, RestResult
+from numaplane.apiserver.rest_common import RequestContext
 from numaplane.apiserver.storage import ObjectKey
-from numaplane.apiserver.table import build_table, check_include_object
+from numaplane.apiserver.table import build_table
 from numaplane.apiserver.user import UserInfo
 
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 #: Custom resources have no patch strategy metadata, so upstream refuses strategic merge patch.
 CUSTOM_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
-FIELD_VALIDATIONS = ("Ignore", "Strict", "Warn")
-FIELD_MANAGER_MAX_LENGTH = 128
-META_GROUP = "meta.k8s.io"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-
-Query = Mapping[str, Sequence[str]]
-
-
-def not_found_route() -> StatusError:
-    """Upstream's answer for a path no route serves."""
-    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
-
-
-def method_not_allowed() -> StatusError:
-    """Upstream's answer for a method a served path does not offer."""
-    return StatusError(
-        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
-    )
-
-
-def _first(query: Query, key: str) -> str:
-    values = query.get(key) or []
-    return values[0] if values else ""
-
-
-def _parse_bool_param(query: Query, key: str) -> bool:
-    value = _first(query, key)
-    if not value:
-        return False
-    if value.lower() in ("true", "1", "t"):
-        return True
-    if value.lower() in ("false", "0", "f"):
-        return False
-    raise bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
-
-
-def _parse_int_param(query: Query, key: str) -> int | None:
-    value = _first(query, key)
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError as err:
-        raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from err
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    """``CreateOptions``/``UpdateOptions``/``PatchOptions`` read from the query."""
-
-    dry_run: bool
-    field_manager: str
-    field_validation: str
-    force: bool
-
-
-def write_options(query: Query, kind: str, *, patch_type: str = "") -> WriteOptions:
-    """Read and validate the options of a write as upstream's ``Validate*Options`` do
-    (422 ``CreateOptions.meta.k8s.io "" is invalid: ...``)."""
-    problems: list[errors.FieldError] = []
-    dry_run_values = list(query.get("dryRun") or [])
-    if any(v != "All" for v in dry_run_values):
-        problems.append(errors.not_supported("dryRun", dry_run_values, ["All"]))
-    manager = _first(query, "fieldManager")
-    if len(manager) > FIELD_MANAGER_MAX_LENGTH:
-        problems.append(errors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
-    elif manager and not manager.isprintable():
-        problems.append(
-            errors.invalid_value("fieldManager", manager, "must only contain printable characters")
-        )
-    validation = _first(query, "fieldValidation")
-    if validation and validation not in FIELD_VALIDATIONS:
-        problems.append(errors.not_supported("fieldValidation", validation, FIELD_VALIDATIONS))
-    force = _parse_bool_param(query, "force") if "force" in query else False
-    if patch_type == APPLY_PATCH:
-        if not manager:
-            problems.append(errors.required("fieldManager", "is required for apply patch"))
-    elif "force" in query and kind == "PatchOptions":
-        problems.append(errors.forbidden_field("force", "may not be specified for non-apply patch"))
-    if problems:
-        raise invalid(META_GROUP, kind, "", problems)
-    # Upstream's default directive is Warn when the client names none (kubectl sends Strict).
-    return WriteOptions(bool(dry_run_values), manager, validation or "Warn", force)
-
-
-def _warning_header(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'299 - "{escaped}"'
 
 
 @dataclass
@@ -179,71 +98,6 @@ class Call:
 
 async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def respond(call: Call, result: RestResult, negotiated: Negotiated | None = None) -> web.Response:
-    """The response for ``result`` (status code, ``Warning`` headers) in the negotiated form."""
-    negotiated = negotiated or Negotiated("application/json")
-    body = result.body
-    if negotiated.target is not None and body.get("kind") != "Status":
-        body = transform(call, body, negotiated.target)
-    response = web.Response(
-        body=encode(body, negotiated.media_type),
-        status=result.code,
-        content_type=negotiated.media_type,
-    )
-    for warning in result.warnings:
-        response.headers.add("Warning", _warning_header(warning))
-    return response
-
-
-def _include_object(query: Query) -> str:
-    return check_include_object(_first(query, "includeObject"))
-
-
-def _is_list(body: dict[str, Any]) -> bool:
-    return isinstance(body.get("items"), list) and str(body.get("kind", "")).endswith("List")
-
-
-def _partial(obj: dict[str, Any], version: str) -> dict[str, Any]:
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": f"{META_GROUP}/{version}",
-        "metadata": obj.get("metadata", {}),
-    }
-
-
-def transform(call: Call, body: dict[str, Any], target: Target) -> dict[str, Any]:
-    """``body`` converted to what the ``Accept`` header asked for, as upstream's
-    ``doTransformObject``."""
-    is_list = _is_list(body)
-    if target.kind == "Table":
-        items = body["items"] if is_list else [body]
-        list_meta = body.get("metadata", {}) if is_list else {}
-        return build_table(
-            call.info.table,
-            items,
-            _include_object(call.query),
-            list_meta,
-            time.time(),
-            version=target.version,
-        )
-    if target.kind == "PartialObjectMetadata":
-        if is_list:
-            raise errors.not_acceptable(
-                "you requested PartialObjectMetadata, but the requested object is a list"
-            )
-        return _partial(body, target.version)
-    if not is_list:
-        raise errors.not_acceptable(
-            "you requested PartialObjectMetadataList, but the requested object is not a list"
-        )
-    return {
-        "kind": "PartialObjectMetadataList",
-        "apiVersion": target.api_version,
-        "metadata": body.get("metadata", {}),
-        "items": [_partial(item, target.version) for item in body["items"]],
-    }
 
 
 def _negotiate(call: Call) -> Negotiated:
@@ -332,7 +186,7 @@ async def handle_create(call: Call) -> web.Response:
         subresource=call.ri.subresource,
         name=call.name_from_path,
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 async def handle_get(call: Call) -> web.Response:
@@ -347,25 +201,25 @@ async def handle_get(call: Call) -> web.Response:
             subresource=call.ri.subresource,
         )
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 def _list_args(call: Call) -> dict[str, Any]:
     query = call.query
-    limit = _parse_int_param(query, "limit") or 0
+    limit = parse_int_param(query, "limit") or 0
     return {
-        "label_selector": _first(query, "labelSelector"),
+        "label_selector": first_value(query, "labelSelector"),
         "field_selector": _field_selector(call),
         "limit": max(limit, 0),
-        "continue_": _first(query, "continue"),
-        "resource_version": _first(query, "resourceVersion"),
-        "resource_version_match": _first(query, "resourceVersionMatch"),
+        "continue_": first_value(query, "continue"),
+        "resource_version": first_value(query, "resourceVersion"),
+        "resource_version_match": first_value(query, "resourceVersionMatch"),
     }
 
 
 def _field_selector(call: Call) -> str:
     """The field selector, narrowed to the object the path names (upstream's ListResource)."""
-    selector = _first(call.query, "fieldSelector")
+    selector = first_value(call.query, "fieldSelector")
     name = call.name_from_path
     if not name:
         return selector
@@ -387,7 +241,7 @@ async def handle_list(call: Call) -> web.Response:
     result = await _resolve(
         call.cluster.list(call.context(), call.info, call.namespace, **_list_args(call))
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 async def handle_update(call: Call) -> web.Response:
@@ -413,7 +267,7 @@ async def handle_update(call: Call) -> web.Response:
         obj,
         subresource=call.ri.subresource,
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 async def handle_patch(call: Call) -> web.Response:
@@ -434,65 +288,40 @@ async def handle_patch(call: Call) -> web.Response:
         subresource=call.ri.subresource,
         force=options.force,
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
-def delete_options(call: Call) -> dict[str, Any]:
-    """``DeleteOptions`` from the body when there is one, else from the query (as upstream)."""
-    content_type = call.request.headers.get("Content-Type", "")
-    options = decode_options(call.body, content_type, "DeleteOptions")
-    if options:
-        options.setdefault("kind", "DeleteOptions")
-        options.setdefault("apiVersion", f"{META_GROUP}/v1")
-        return options
-    query = call.query
-    options = {"kind": "DeleteOptions", "apiVersion": f"{META_GROUP}/v1"}
-    grace = _parse_int_param(query, "gracePeriodSeconds")
-    if grace is not None:
-        options["gracePeriodSeconds"] = grace
-    policy = _first(query, "propagationPolicy")
-    if policy:
-        options["propagationPolicy"] = policy
-    if "orphanDependents" in query:
-        options["orphanDependents"] = _parse_bool_param(query, "orphanDependents")
-    dry_run = list(query.get("dryRun") or [])
-    if dry_run:
-        options["dryRun"] = dry_run
-    return options
+def _delete_options(call: Call) -> dict[str, Any]:
+    return delete_options(call.body, call.request.headers.get("Content-Type", ""), call.query)
 
 
 def _delete_context(call: Call, options: dict[str, Any]) -> RequestContext:
-    dry_run = options.get("dryRun") or []
-    if not isinstance(dry_run, list) or any(v != "All" for v in dry_run):
-        raise invalid(
-            META_GROUP, "DeleteOptions", "", [errors.not_supported("dryRun", dry_run, ["All"])]
-        )
-    return RequestContext(user=call.user, dry_run=bool(dry_run))
+    return RequestContext(user=call.user, dry_run=delete_dry_run(options))
 
 
 async def handle_delete(call: Call) -> web.Response:
     """DELETE of one object."""
     negotiated = _negotiate(call)
-    options = delete_options(call)
+    options = _delete_options(call)
     result = await call.cluster.delete(
         _delete_context(call, options), call.info, call.namespace, call.name_from_path, options
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 async def handle_delete_collection(call: Call) -> web.Response:
     """DELETE of a collection."""
     negotiated = _negotiate(call)
-    options = delete_options(call)
+    options = _delete_options(call)
     result = await call.cluster.delete_collection(
         _delete_context(call, options),
         call.info,
         call.namespace,
         options,
-        _first(call.query, "labelSelector"),
+        first_value(call.query, "labelSelector"),
         _field_selector(call),
     )
-    return respond(call, result, negotiated)
+    return respond(call.info, call.query, result, negotiated)
 
 
 async def handle_watch(call: Call) -> web.StreamResponse:
@@ -504,16 +333,16 @@ async def handle_watch(call: Call) -> web.StreamResponse:
     )
     if negotiated.media_type != "application/json":
         raise errors.not_acceptable("application/json")
-    timeout_s = watch_timeout(_first(call.query, "timeoutSeconds"))
-    include = _include_object(call.query) if negotiated.target is not None else ""
+    timeout_s = watch_timeout(first_value(call.query, "timeoutSeconds"))
+    include = include_object(call.query) if negotiated.target is not None else ""
     events = call.cluster.watch(
         call.context(),
         call.info,
         call.namespace,
-        label_selector=_first(call.query, "labelSelector"),
+        label_selector=first_value(call.query, "labelSelector"),
         field_selector=_field_selector(call),
-        resource_version=_first(call.query, "resourceVersion"),
-        allow_bookmarks=_parse_bool_param(call.query, "allowWatchBookmarks"),
+        resource_version=first_value(call.query, "resourceVersion"),
+        allow_bookmarks=parse_bool_param(call.query, "allowWatchBookmarks"),
     )
     first, done = await prime(events)
     if done and first.exception() is not None:
@@ -533,7 +362,7 @@ async def handle_watch(call: Call) -> web.StreamResponse:
             call.info.table,
             [obj],
             include,
-            {},
+            None,
             time.time(),
             no_headers=sent_columns,
             version=target.version,
@@ -549,18 +378,3 @@ async def handle_watch(call: Call) -> web.StreamResponse:
         shutting_down=call.shutting_down,
         transform=as_table_row if target is not None else None,
     )
-
-
-async def read_body(request: web.Request, limit: int = MAX_REQUEST_BODY_BYTES) -> bytes:
-    """The request body, refused with upstream's 413 past ``limit`` bytes."""
-    length = request.content_length
-    if length is not None and length > limit:
-        raise errors.entity_too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(64 * 1024):
-        size += len(chunk)
-        if size > limit:
-            raise errors.entity_too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)

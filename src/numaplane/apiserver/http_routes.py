@@ -7,6 +7,7 @@ the ``Accept`` header asks for it, as kubectl 1.32 does) and ``/openapi/v2``, ``
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,6 +71,26 @@ def _bytes(body: bytes, etag: str) -> web.Response:
     return response
 
 
+def _v3_document(
+    request: web.Request, prefix: str, path: str, body: bytes, etag: str
+) -> web.StreamResponse:
+    """One group-version document as kube-openapi serves it: ``?hash=`` of the current
+    document is cacheable forever, a stale hash is redirected to the current one, no hash is
+    not to be cached."""
+    asked = request.query.get("hash")
+    if asked is not None and asked != etag:
+        location = f"{prefix}/openapi/v3/{path}?hash={etag}"
+        response = web.Response(status=301)
+        response.headers["Location"] = location
+        return response
+    response = _bytes(body, etag)
+    if asked is not None:
+        response.headers["Cache-Control"] = "public, immutable"
+        expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=365)
+        response.headers["Expires"] = expires.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    return response
+
+
 def openapi_response(
     request: web.Request, cluster: Cluster, rest: Sequence[str], prefix: str = ""
 ) -> web.StreamResponse | None:
@@ -95,7 +116,10 @@ def openapi_response(
                 }
             return _json(index)
         case ["v3", *gv_path] if gv_path:
-            found = openapi.openapi_v3_bytes(infos, "/".join(gv_path))
-            return None if found is None else _bytes(*found)
+            path = "/".join(gv_path)
+            found = openapi.openapi_v3_bytes(infos, path)
+            if found is None:
+                return None
+            return _v3_document(request, prefix, path, *found)
         case _:
             return None

@@ -21,15 +21,19 @@ import jsonpointer  # type: ignore[import-untyped]
 
 from numaplane.apiserver.errors import StatusError, bad_request
 from numaplane.apiserver.patch_strategic import (
+    JSONBodyError,
     StrategicPatchError,
+    loads_go,
     strategic_merge_patch,
 )
 
 __all__ = [
     "MAX_JSON_PATCH_OPERATIONS",
+    "JSONBodyError",
     "StrategicPatchError",
     "create_merge_patch",
     "json_patch",
+    "loads_go",
     "merge_patch",
     "strategic_merge_patch",
 ]
@@ -48,21 +52,32 @@ def _invalid(cause: str) -> StatusError:
     )
 
 
-def _decode(doc: bytes | str | Sequence[Any] | Mapping[str, Any]) -> Any:
+def _strict(field_validation: str) -> bool:
+    return field_validation in ("Strict", "Warn")
+
+
+def _decode(doc: bytes | str | Sequence[Any] | Mapping[str, Any], strict: bool) -> Any:
+    # With strict or warning field validation the handler decodes the patch first and words
+    # a failure "error decoding patch: ..."; otherwise the patch library's error goes out bare.
     if isinstance(doc, bytes | str):
         try:
-            return json.loads(doc)
-        except ValueError as err:
-            raise bad_request(str(err)) from None
+            return loads_go(doc)
+        except JSONBodyError as err:
+            raise bad_request(f"error decoding patch: {err}" if strict else str(err)) from None
     return doc
 
 
 def json_patch(
-    obj: Mapping[str, Any], patch_doc: bytes | str | Sequence[Mapping[str, Any]]
+    obj: Mapping[str, Any],
+    patch_doc: bytes | str | Sequence[Mapping[str, Any]],
+    *,
+    field_validation: str = "Strict",
 ) -> dict[str, Any]:
     """``obj`` with the RFC 6902 ``patch_doc`` applied (``obj`` is not modified); raises
-    :class:`StatusError` as kube-apiserver answers a patch that does not decode or apply."""
-    ops = _decode(patch_doc)
+    :class:`StatusError` as kube-apiserver answers a patch that does not decode or apply
+    (``field_validation`` is the request's: ``Strict`` and ``Warn`` word decoding errors
+    ``error decoding patch: ...``)."""
+    ops = _decode(patch_doc, _strict(field_validation))
     if not isinstance(ops, list):
         kind = "object" if isinstance(ops, dict) else type(ops).__name__
         raise bad_request(f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
@@ -95,6 +110,13 @@ def _apply_one(doc: Any, op: dict[str, Any], kind: str) -> Any:
     path = op.get("path")
     if not isinstance(path, str):
         raise _invalid(f'{kind} operation does not apply: doc is missing path: "": missing value')
+    if kind in ("move", "copy") and not isinstance(op.get("from"), str):
+        raise _invalid(
+            f"{kind} operation does not apply: doc is missing from path: : missing value"
+        )
+    if kind in ("add", "replace", "test") and "value" not in op:
+        # evanphx/json-patch reads a missing value as null.
+        op = {**op, "value": None}
     try:
         return jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
     except jsonpatch.JsonPatchTestFailed:
@@ -121,15 +143,21 @@ def _apply_one(doc: Any, op: dict[str, Any], kind: str) -> Any:
 
 
 def merge_patch(
-    obj: Mapping[str, Any], patch: bytes | str | Mapping[str, Any] | Any
+    obj: Mapping[str, Any],
+    patch: bytes | str | Mapping[str, Any] | Any,
+    *,
+    field_validation: str = "Strict",
 ) -> dict[str, Any]:
     """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified). A patch that
-    is not JSON is a 400 (``Invalid JSON Patch``, evanphx's ErrBadJSONPatch); a patch that is
-    not an object replaces the whole document, which then fails to decode as an object."""
+    is not JSON is a 400: ``error decoding patch: ...`` under ``Strict``/``Warn`` field
+    validation, else evanphx's ``Invalid JSON Patch``; a patch that is not an object replaces
+    the whole document, which then fails to decode as an object."""
     if isinstance(patch, bytes | str):
         try:
-            patch = json.loads(patch)
-        except ValueError:
+            patch = loads_go(patch)
+        except JSONBodyError as err:
+            if _strict(field_validation):
+                raise bad_request(f"error decoding patch: {err}") from None
             raise bad_request("Invalid JSON Patch") from None
     result = _merge(copy.deepcopy(dict(obj)), patch)
     if not isinstance(result, dict):

@@ -7,6 +7,7 @@ key by key, ``null`` deletes; the directives ``$patch: replace|delete|merge``, `
 order of a merged list follows upstream's rules (patch order first, server-only items kept next
 to their old neighbours). Errors are :class:`StrategicPatchError` carrying the HTTP answer
 kube-apiserver's patch handler gives for each (400, 422, or a 500 with the bare message).
+(Over 400 lines: one algorithm, upstream's merge plus its list-ordering rules, kept whole.)
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
+from numaplane.errors import NumaplaneError
+from numaplane.node.gojson import GoJSONError, parse_go_json
 
 DIRECTIVE: Final = "$patch"
 RETAIN_KEYS: Final = "$retainKeys"
 DELETE_FROM_PRIMITIVE_LIST: Final = "$deleteFromPrimitiveList/"
 SET_ELEMENT_ORDER: Final = "$setElementOrder/"
+SET_ELEMENT_ORDER_PREFIX: Final = "$setElementOrder"
+DELETE_FROM_PRIMITIVE_LIST_PREFIX: Final = "$deleteFromPrimitiveList"
 
 # mergepatch's sentinel errors, by the answer interpretStrategicMergePatchError gives them.
 BAD_RETAIN_KEYS: Final = "invalid patch format of retainKeys"
@@ -78,6 +83,29 @@ def _bad_patch_type(directive: object, where: Mapping[str, Any]) -> StrategicPat
     return _internal(f"unknown patch type: {go_value(directive)} in map: {go_value(dict(where))}")
 
 
+class JSONBodyError(NumaplaneError):
+    """A body that is not JSON; ``str()`` is Go's ``encoding/json`` syntax error."""
+
+
+def _reject_constant(name: str) -> Any:
+    # Go's JSON has no NaN or Infinity.
+    raise ValueError(name)
+
+
+def loads_go(body: bytes | str) -> Any:
+    """``body`` decoded as JSON, or :class:`JSONBodyError` worded as Go's decoder
+    (``invalid character 'x' looking for beginning of value``)."""
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        try:
+            parse_go_json(text)
+        except GoJSONError as err:
+            raise JSONBodyError(str(err)) from None
+        raise JSONBodyError("invalid character 'N' looking for beginning of value") from None
+
+
 def strategic_merge_patch(
     obj: Mapping[str, Any],
     patch: Mapping[str, Any] | bytes | str,
@@ -93,17 +121,31 @@ def strategic_merge_patch(
     """
     if isinstance(patch, bytes | str):
         try:
-            patch = json.loads(patch)
-        except ValueError as err:
+            patch = loads_go(patch)
+        except JSONBodyError as err:
             raise _bad_request(str(err)) from None
+    if patch is None:
+        patch = {}  # Go decodes `null` into a map as no change
     if not isinstance(patch, Mapping):
         raise _bad_request(
-            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+            f"json: cannot unmarshal {_json_type(patch)} into Go value of type "
+            "map[string]interface {}"
         )
     if schema is None:
         schema = builtin_schema(*kind_key) if kind_key is not None else UNKNOWN
     merged = _merge_map(copy.deepcopy(dict(obj)), copy.deepcopy(dict(patch)), schema)
     return merged
+
+
+def _json_type(value: object) -> str:
+    # How Go's decoder names a JSON value it cannot put in a Go type.
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "string"
 
 
 def _kind(value: object) -> str:
@@ -181,9 +223,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
     _merge_ordered_lists(original, patch, schema)
     for key in list(patch):
         patch_value = patch[key]
-        is_delete_list = key.startswith(DELETE_FROM_PRIMITIVE_LIST)
+        is_delete_list = key.startswith(DELETE_FROM_PRIMITIVE_LIST_PREFIX)
         if is_delete_list:
-            key = key[len(DELETE_FROM_PRIMITIVE_LIST) :]
+            prefix, slash, key = key.partition("/")
+            if not slash or prefix != DELETE_FROM_PRIMITIVE_LIST_PREFIX:
+                raise _bad_request(BAD_PRIMITIVE_LIST)
         if patch_value is None:
             original.pop(key, None)
             continue
@@ -204,7 +248,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
             else:
                 original[key] = _merge_map(current, patch_value, sub)
         elif isinstance(current, list):
-            original[key] = _merge_list_field(current, patch_value, sub, is_delete_list)
+            original[key] = _merge_list_field(current, patch_value, sub, is_delete_list)[0]
         else:
             taken, keep = _remove_directives(patch_value)
             if keep:
@@ -232,10 +276,11 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
 
 def _merge_list_field(
     original: list[Any], patch: list[Any], schema: Schema, is_delete_list: bool
-) -> list[Any]:
+) -> tuple[list[Any], list[Any]]:
+    # (the field's new list, what upstream's caller then sees in its view of `original`).
     if _strategy(schema) == "merge" or is_delete_list:
         return _merge_list(original, patch, schema, is_delete_list)
-    return patch
+    return patch, original
 
 
 def _element_kind(*lists: list[Any]) -> str:
@@ -257,36 +302,31 @@ def _element_kind(*lists: list[Any]) -> str:
 
 def _merge_list(
     original: list[Any], patch: list[Any], schema: Schema, is_delete_list: bool
-) -> list[Any]:
+) -> tuple[list[Any], list[Any]]:
+    """Merge a list whose strategy is ``merge``. Returns the merged list and the caller's view
+    of ``original`` afterwards: upstream deletes and appends in place in the live list's backing
+    array, and its ``$setElementOrder`` handling orders by that mutated view, so reproducing
+    upstream's order means reproducing the aliasing (the server's lists have no spare
+    capacity, being built by the unstructured converter)."""
     if not original and not patch:
-        return original
+        return original, original
     kind = _element_kind(original, patch)
     key = schema.patch_merge_key
     if kind != "map":
         if is_delete_list:
-            return [v for v in original if v not in patch]
-        merged = _dedupe(original + patch)
-    else:
-        if not key:
-            raise _internal("cannot merge lists without merge key for ")
-        original, patch = _special_elements(original, patch, key)
-        merged = _merge_maps_by_key(original, patch, key, schema.item())
-    patch_items, server_only = _partition(merged, patch, key, kind)
-    return _normalize_order(patch_items, server_only, patch, original, key, kind)
-
-
-def _dedupe(values: list[Any]) -> list[Any]:
-    seen: list[Any] = []
-    for v in values:
-        if v not in seen:
-            seen.append(v)
-    return seen
-
-
-def _special_elements(
-    original: list[Any], patch: list[Any], key: str
-) -> tuple[list[Any], list[Any]]:
-    # `$patch` items of a merging list: delete by key, replace the whole list, merge (refused).
+            return [v for v in original if not any(_same(v, d) for d in patch)], original
+        if patch:
+            merged = _go_dedupe([*original, *patch])
+            window = original
+        else:
+            window = list(original)
+            merged = _go_dedupe(window)
+        patch_items, server_only = _partition(merged, patch, key, kind)
+        return _normalize_order(patch_items, server_only, patch, window, key, kind), window
+    if not key:
+        raise _internal("cannot merge lists without merge key for ")
+    backing = list(original)
+    length = len(backing)
     plain: list[Any] = []
     replace = False
     for item in patch:
@@ -297,7 +337,13 @@ def _special_elements(
         if directive == "delete":
             if key not in item:
                 raise _no_merge_key(item, key)
-            original = [o for o in original if not (isinstance(o, dict) and _key_eq(o, key, item))]
+            # One directive deletes one matching item (duplicates go one at a time), shifting
+            # the rest left in place as Go's append(s[:k], s[k+1:]...) does.
+            for i in range(length):
+                if isinstance(backing[i], dict) and _key_eq(backing[i], key, item):
+                    backing[i : length - 1] = backing[i + 1 : length]
+                    length -= 1
+                    break
         elif directive == "replace":
             replace = True
         elif directive == "merge":
@@ -305,28 +351,53 @@ def _special_elements(
         else:
             raise _bad_patch_type(directive, item)
     if replace:
-        return plain, []
-    return original, plain
+        merged = [_remove_directives(item)[0] for item in plain]
+        return _normalize_order([], merged, [], merged, key, kind), backing
+    server_order = backing[:length]
+    array, size = backing, length
+    item_schema = schema.item()
+    for item in plain:
+        if key not in item:
+            raise _no_merge_key(item, key)
+        for i in range(size):
+            if isinstance(array[i], dict) and _key_eq(array[i], key, item):
+                array[i] = _merge_map(array[i], item, item_schema)
+                break
+        else:
+            new = _remove_directives(item)[0]
+            if array is backing and size < len(backing):
+                backing[size] = new  # an append within capacity lands in the shared array
+            else:
+                array = [*array[:size], new]
+            size += 1
+    merged = array[:size]
+    patch_items, server_only = _partition(merged, plain, key, kind)
+    return _normalize_order(patch_items, server_only, plain, server_order, key, kind), backing
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Go's interface equality of two decoded JSON scalars.
+    return bool(a == b) and _kind(a) == _kind(b)
+
+
+def _go_dedupe(values: list[Any]) -> list[Any]:
+    # deduplicateScalars, in place as upstream's: a duplicate is overwritten by the last item.
+    last = len(values) - 1
+    i = 0
+    while i < last:
+        j = i + 1
+        while j <= last:
+            if _same(values[i], values[j]):
+                values[j] = values[last]
+                last -= 1
+                j -= 1
+            j += 1
+        i += 1
+    return values[: last + 1]
 
 
 def _key_eq(item: Mapping[str, Any], key: str, other: Mapping[str, Any]) -> bool:
     return key in item and item[key] == other[key] and _kind(item[key]) == _kind(other[key])
-
-
-def _merge_maps_by_key(
-    original: list[Any], patch: list[Any], key: str, schema: Schema
-) -> list[Any]:
-    merged = list(original)
-    for item in patch:
-        if key not in item:
-            raise _no_merge_key(item, key)
-        for i, existing in enumerate(merged):
-            if isinstance(existing, dict) and _key_eq(existing, key, item):
-                merged[i] = _merge_map(existing, item, schema)
-                break
-        else:
-            merged.append(_remove_directives(item)[0])
-    return merged
 
 
 def _index(values: list[Any], wanted: Any, key: str, kind: str) -> int:
@@ -405,30 +476,94 @@ def _merge_sorted(
     return out
 
 
+def _go_type(value: object) -> str:
+    # reflect.TypeOf of a decoded JSON value, as mergepatch.ErrBadArgType prints it.
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    return "[]interface {}"
+
+
+def _expected_list(value: object) -> StrategicPatchError:
+    return _internal(f"expected a []interface {{}}, but received a {_go_type(value)}")
+
+
+def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str) -> None:
+    # Every item of the patch list (deletions aside) appears in $setElementOrder, in its order.
+    if not order or not patch_list:
+        return
+    items = patch_list
+    if merge_key:
+        items = [
+            i for i in patch_list if not (isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
+        ]
+    pi = oi = 0
+    while pi < len(items) and oi < len(order):
+        item = items[pi]
+        if isinstance(item, dict) and DIRECTIVE in item:
+            pi += 1
+            continue
+        if merge_key:
+            for side in (item, order[oi]):
+                if not isinstance(side, dict):
+                    raise _internal(
+                        f"expected a map[string]interface {{}}, but received a {_go_type(side)}"
+                    )
+                if merge_key not in side:
+                    raise _no_merge_key(side, merge_key)
+            equal = item[merge_key] == order[oi][merge_key]
+        else:
+            equal = item == order[oi]
+        if equal:
+            pi += 1
+        oi += 1
+    if pi < len(items) and oi >= len(order):
+        raise _internal(
+            f"The order in patch list:\n{go_value(patch_list)}\n doesn't match "
+            f"$setElementOrder list:\n{go_value(order)}\n"
+        )
+
+
 def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema: Schema) -> None:
-    # `$setElementOrder/<list>`: merge that list here and order it as the directive says.
-    for directive_key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER)]:
+    # `$setElementOrder/<list>`: merge that list here and order it as the directive says
+    # (precedence: the directive's order, then the patch's, then the live list's).
+    for directive_key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER_PREFIX)]:
         order = patch.pop(directive_key)
-        key_name = directive_key[len(SET_ELEMENT_ORDER) :]
         if not isinstance(order, list):
+            raise _expected_list(order)
+        prefix, slash, key_name = directive_key.partition("/")
+        if not slash or prefix != SET_ELEMENT_ORDER_PREFIX:
             raise _bad_request(BAD_SET_ELEMENT_ORDER)
-        original_list = original.get(key_name, [])
-        patch_list = patch.get(key_name, [])
-        if not isinstance(original_list, list) or not isinstance(patch_list, list):
-            raise _bad_request(BAD_SET_ELEMENT_ORDER)
+        found_original = key_name in original
+        found_patch = key_name in patch
+        original_list = original.get(key_name) if found_original else []
+        patch_list = patch.get(key_name) if found_patch else []
+        if not isinstance(original_list, list):
+            raise _expected_list(original_list)
+        if not isinstance(patch_list, list):
+            raise _expected_list(patch_list)
         sub = schema.child(key_name)
         merge_key = sub.patch_merge_key
-        if original_list and not patch_list:
+        _validate_order(patch_list, order, merge_key)
+        window = original_list
+        if found_original and not found_patch:
             merged = original_list
-        elif patch_list and not original_list:
+        elif found_patch and not found_original:
             merged = _remove_directives(patch_list)[0]
-        elif original_list and patch_list:
-            merged = _merge_list_field(original_list, patch_list, sub, False)
+        elif found_original and found_patch:
+            merged, window = _merge_list_field(original_list, patch_list, sub, False)
         else:
             continue
         kind = _element_kind(original_list, patch_list)
         patch_items, server_only = _partition(merged, order, merge_key, kind)
         original[key_name] = _normalize_order(
-            patch_items, server_only, order, original_list, merge_key, kind
+            patch_items, server_only, order, window, merge_key, kind
         )
         patch.pop(key_name, None)

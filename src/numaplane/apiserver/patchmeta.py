@@ -31,6 +31,8 @@ class Schema:
       (``+structType=atomic``/``+mapType=atomic``), else ``""`` (granular).
     - ``patch_strategy``/``patch_merge_key``: the strategic-merge-patch tags of the field holding
       this value (``"merge"``, ``"replace"``, ``"retainKeys"``, ``"merge,retainKeys"``).
+    - ``zero_fields``: for a built-in kind, the top-level struct fields its Go zero value holds
+      (``spec``, ``status``): a create does not come to own them themselves, as upstream.
     """
 
     fields: Mapping[str, Schema] = field(default_factory=dict)
@@ -41,6 +43,7 @@ class Schema:
     map_type: str = ""
     patch_strategy: str = ""
     patch_merge_key: str = ""
+    zero_fields: tuple[str, ...] = ()
 
     def child(self, name: str) -> Schema:
         """The schema of property ``name`` (the map value schema, or :data:`UNKNOWN`)."""
@@ -127,7 +130,11 @@ def _atomic_merge_list(key: str) -> Schema:
     return Schema(list_type="atomic", patch_strategy="merge", patch_merge_key=key)
 
 
+_STRING_MAP: Final = Schema(elements=UNKNOWN)
+
 OBJECT_META: Final = _obj(
+    labels=_STRING_MAP,
+    annotations=_STRING_MAP,
     finalizers=MERGE_SET,
     ownerReferences=_map_list("uid"),
     managedFields=ATOMIC_LIST,
@@ -144,7 +151,7 @@ _CONTAINER: Final = _obj(
     volumeMounts=_map_list("mountPath"),
     volumeDevices=_map_list("devicePath"),
     resizePolicy=ATOMIC_LIST,
-    resources=_obj(claims=_map_list("name")),
+    resources=_obj(claims=Schema(list_type="map", map_keys=("name",))),
     securityContext=_obj(capabilities=_obj(add=ATOMIC_LIST, drop=ATOMIC_LIST)),
 )
 
@@ -195,14 +202,23 @@ POD_STATUS: Final = _obj(
 POD_TEMPLATE_SPEC: Final = _obj(metadata=OBJECT_META, spec=POD_SPEC)
 
 
-def _kind(spec: Schema = UNKNOWN, status: Schema = UNKNOWN, **more: Schema) -> Schema:
-    return _obj(metadata=OBJECT_META, spec=spec, status=status, **more)
+def _kind(
+    spec: Schema = UNKNOWN,
+    status: Schema = UNKNOWN,
+    zero: tuple[str, ...] = (),
+    **more: Schema,
+) -> Schema:
+    fields = {"metadata": OBJECT_META, "spec": spec, "status": status, **more}
+    return Schema(fields=fields, zero_fields=zero)
+
+
+_SPEC_STATUS: Final = ("spec", "status")
 
 
 _CONDITIONS_BY_TYPE: Final = _map_list("type")
 
 BUILTIN_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {
-    ("", "Pod"): _kind(POD_SPEC, POD_STATUS),
+    ("", "Pod"): _kind(POD_SPEC, POD_STATUS, _SPEC_STATUS),
     ("", "Node"): _kind(
         _obj(podCIDRs=MERGE_SET, taints=ATOMIC_LIST),
         _obj(
@@ -212,13 +228,16 @@ BUILTIN_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {
             volumesInUse=ATOMIC_LIST,
             volumesAttached=ATOMIC_LIST,
         ),
+        _SPEC_STATUS,
     ),
-    ("", "Namespace"): _kind(_obj(finalizers=ATOMIC_LIST), _obj(conditions=_CONDITIONS_BY_TYPE)),
+    ("", "Namespace"): _kind(
+        _obj(finalizers=ATOMIC_LIST), _obj(conditions=_CONDITIONS_BY_TYPE), _SPEC_STATUS
+    ),
     ("", "ServiceAccount"): _kind(secrets=_atomic_merge_list("name"), imagePullSecrets=ATOMIC_LIST),
     ("", "Secret"): _kind(),
     ("", "ConfigMap"): _kind(),
-    ("", "Event"): _kind(),
-    ("events.k8s.io", "Event"): _kind(),
+    ("", "Event"): _kind(zero=("involvedObject", "source")),
+    ("events.k8s.io", "Event"): _kind(zero=("regarding", "deprecatedSource")),
     ("batch", "Job"): _kind(
         _obj(
             template=POD_TEMPLATE_SPEC,
@@ -232,16 +251,19 @@ BUILTIN_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {
                 succeeded=Schema(list_type="set"), failed=Schema(list_type="set")
             ),
         ),
+        _SPEC_STATUS,
     ),
-    ("coordination.k8s.io", "Lease"): _kind(),
+    ("coordination.k8s.io", "Lease"): _kind(zero=("spec",)),
     ("scheduling.k8s.io", "PriorityClass"): _kind(),
     ("rbac.authorization.k8s.io", "Role"): _kind(rules=ATOMIC_LIST),
     ("rbac.authorization.k8s.io", "ClusterRole"): _kind(
         rules=ATOMIC_LIST, aggregationRule=_obj(clusterRoleSelectors=ATOMIC_LIST)
     ),
-    ("rbac.authorization.k8s.io", "RoleBinding"): _kind(subjects=ATOMIC_LIST, roleRef=ATOMIC),
+    ("rbac.authorization.k8s.io", "RoleBinding"): _kind(
+        zero=("roleRef",), subjects=ATOMIC_LIST, roleRef=ATOMIC
+    ),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _kind(
-        subjects=ATOMIC_LIST, roleRef=ATOMIC
+        zero=("roleRef",), subjects=ATOMIC_LIST, roleRef=ATOMIC
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _kind(
         _obj(
@@ -249,10 +271,12 @@ BUILTIN_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {
             names=_obj(shortNames=ATOMIC_LIST, categories=ATOMIC_LIST),
         ),
         _obj(
-            conditions=_CONDITIONS_BY_TYPE,
+            # +listType=map without a patch strategy: strategic merge patch replaces it.
+            conditions=Schema(list_type="map", map_keys=("type",)),
             storedVersions=ATOMIC_LIST,
             acceptedNames=_obj(shortNames=ATOMIC_LIST, categories=ATOMIC_LIST),
         ),
+        _SPEC_STATUS,
     ),
 }
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from numaplane.apiserver.patchmeta import Schema, builtin_schema, custom_resource_schema
 from numaplane.apiserver.resource import ResourceInfo
 
 #: The group-resource under which CustomResourceDefinitions are stored.
@@ -73,6 +74,20 @@ class Registry:
         self._crd_by_gr = {
             served[0].group_resource: crd for crd, served in self._crds.values() if served
         }
+        self._schemas: dict[tuple[str, str, str], Schema] = {}
+
+    def patch_schema(self, info: ResourceInfo) -> Schema:
+        """The list and map semantics patches and managed fields follow for ``info``: the
+        built-in kind's patch metadata, or the CRD version's schema."""
+        key = (info.group, info.version, info.kind)
+        found = self._schemas.get(key)
+        if found is None:
+            if info.group_resource in self._builtin_resources:
+                found = builtin_schema(info.group, info.kind)
+            else:
+                found = custom_resource_schema(info.extra.get("schema"))
+            self._schemas[key] = found
+        return found
 
     def lookup(self, group: str, version: str, resource: str) -> ResourceInfo | None:
         """The resource served at ``/apis/group/version/resource``, or None."""

@@ -14,9 +14,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from numaplane.apiserver.crd import crd_resource_infos, validate_crd
 from numaplane.apiserver.deletion import DeleteVerbs
+from numaplane.apiserver.errors import FieldError
 from numaplane.apiserver.garbagecollector import Controllers
+from numaplane.apiserver.kinds import builtin_resources
+from numaplane.apiserver.kinds.apiextensions import CRDHooks
+from numaplane.apiserver.kinds.meta import name_is_dns_subdomain, validate_object_meta
 from numaplane.apiserver.registry import CRD_RESOURCE, CrdInfos, Registry
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import (
@@ -34,22 +40,34 @@ from numaplane.apiserver.storage import ClusterStore
 __all__ = ["Cluster", "RequestContext", "RestResult", "TokenIssuer", "store_path"]
 
 
+def default_unknown_fields() -> UnknownFields:
+    """The unknown-field finder of built-in kinds from their OpenAPI schemas
+    (``numaplane.apiserver.openapi_fields``), or none where that module is not installed."""
+    try:
+        module = importlib.import_module("numaplane.apiserver.openapi_fields")
+    except ImportError:
+        return no_unknown_fields
+    finder: UnknownFields = module.unknown_fields
+    return finder
+
+
 def store_path(data_dir: Path, name: str) -> Path:
     """Where the cluster ``name`` keeps its SQLite database inside ``data_dir``."""
     return data_dir / "clusters" / name / "store.db"
 
 
 def default_builtins() -> list[ResourceInfo]:
-    """The built-in resources of ``numaplane.apiserver.kinds``."""
-    kinds = importlib.import_module("numaplane.apiserver.kinds")
-    return list(kinds.BUILTIN_RESOURCES)
+    """The built-in resources, CustomResourceDefinitions validated by the crd package."""
+    return list(builtin_resources(CRDHooks(validate=validate_crd)))
 
 
-def default_crd_infos() -> CrdInfos:
-    """``crd_resource_infos`` with the built-in object-meta validation."""
-    from numaplane.apiserver.crd import crd_resource_infos
+def _custom_resource_meta(obj: dict[str, Any], namespaced: bool) -> list[FieldError]:
+    return validate_object_meta(obj, namespaced, name_is_dns_subdomain)
 
-    return crd_resource_infos
+
+def default_crd_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
+    """``crd``'s served resources, their object metadata validated as built-in kinds' are."""
+    return crd_resource_infos(crd, meta_validator=_custom_resource_meta)
 
 
 class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
@@ -72,7 +90,7 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         self.registry = registry
         self.token_issuer = token_issuer
         self.virtual_creates: dict[str, VirtualCreate] = {}
-        self.unknown_fields = unknown_fields or no_unknown_fields
+        self.unknown_fields = unknown_fields or default_unknown_fields()
         self.controllers = Controllers(self)
 
     @classmethod
@@ -96,7 +114,7 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         store = await ClusterStore.open(path, compact_interval_s=compact_interval_s)
         registry = Registry(
             default_builtins() if builtins is None else builtins,
-            default_crd_infos() if crd_infos is None else crd_infos,
+            default_crd_infos if crd_infos is None else crd_infos,
         )
         registry.load_crds(store.list(CRD_RESOURCE)[0])
         cluster = cls(

@@ -49,7 +49,10 @@ class RequestContext:
 
 @dataclass(frozen=True)
 class RestResult:
-    """A verb's answer: the response ``body``, the HTTP ``code`` and ``Warning`` headers."""
+    """A verb's answer: the response ``body``, the HTTP ``code`` and ``Warning`` headers.
+
+    ``body`` may share dicts with the store (objects are never copied on reads): render it,
+    never mutate it."""
 
     body: dict[str, Any]
     code: int = 200
@@ -64,7 +67,8 @@ class TokenIssuer(Protocol):
         ``ca.crt`` and ``namespace`` filled, as upstream's tokens controller writes it."""
 
     def token_request(self, service_account: Object, request: Object) -> Object:
-        """The answered ``TokenRequest`` for ``service_account`` (``serviceaccounts/token``)."""
+        """The answered ``TokenRequest`` for ``service_account``
+        (``serviceaccounts/NAME/token``)."""
 
 
 #: A resource served by a handler instead of the store (``SelfSubjectAccessReview``, ...):
@@ -103,9 +107,16 @@ def generate_name(base: str) -> str:
     return base + "".join(secrets.choice(NAME_ALPHABET) for _ in range(NAME_RANDOM_LENGTH))
 
 
+def storage_resource(info: ResourceInfo) -> str:
+    """The store's resource name for ``info``'s objects: its group-resource, or the one it
+    shares a store with (events.k8s.io Events live with core Events, as upstream)."""
+    shared = info.extra.get("storage_resource")
+    return shared if isinstance(shared, str) else info.group_resource
+
+
 def object_key(info: ResourceInfo, namespace: str, name: str) -> ObjectKey:
     """Where an object of ``info`` lives in the store."""
-    return ObjectKey(info.group_resource, namespace if info.namespaced else "", name)
+    return ObjectKey(storage_resource(info), namespace if info.namespaced else "", name)
 
 
 def resource_version(obj: Object) -> int:
@@ -124,16 +135,27 @@ def storage_api_version(info: ResourceInfo) -> str:
 
 
 def for_storage(obj: Object, info: ResourceInfo) -> Object:
-    """``obj`` at the storage version: served versions of one CRD differ only in
-    ``apiVersion`` (no conversion webhook: upstream's ``None`` conversion strategy)."""
+    """``obj`` (changed in place) at the storage version: served versions of one CRD differ
+    only in ``apiVersion`` (no conversion webhook: upstream's ``None`` conversion strategy); a
+    resource sharing another's store is converted to that one's shape."""
+    convert = info.extra.get("to_storage")
+    if callable(convert):
+        converted = convert(obj)
+        obj.clear()
+        obj.update(converted)
+        return obj
     obj["apiVersion"] = storage_api_version(info)
     obj["kind"] = info.kind
     return obj
 
 
 def as_served(obj: Object, info: ResourceInfo) -> Object:
-    """``obj`` (shared, from the store) as ``info``'s version serves it, copied only when its
-    ``apiVersion`` must change."""
+    """``obj`` (shared, from the store) as ``info``'s version serves it, copied only when it
+    must change."""
+    convert = info.extra.get("from_storage")
+    if callable(convert):
+        served: Object = convert(obj)
+        return served
     if obj.get("apiVersion") == info.group_version:
         return obj
     copied = dict(obj)

@@ -6,13 +6,14 @@ patch itself names no resourceVersion."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from typing import Any, Final
 
 import yaml
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.apply import apply
+from numaplane.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import (
     Object,
@@ -25,6 +26,7 @@ from numaplane.apiserver.rest_common import (
     object_key,
     unknown_field_outcome,
 )
+from numaplane.apiserver.rest_sub import scale_paths, to_scale
 from numaplane.apiserver.rest_write import WriteVerbs
 
 JSON_PATCH: Final = "application/json-patch+json"
@@ -46,12 +48,16 @@ def _unsupported(types: list[str], got: str) -> errors.StatusError:
 
 
 def _decode(patch_type: str, body: bytes) -> Any:
+    """The patch document; a JSON body that does not decode is left to the patch functions,
+    which answer with upstream's words."""
     try:
         if patch_type == APPLY_PATCH:
             return yaml.safe_load(body.decode("utf-8"))
         return json.loads(body)
     except (ValueError, yaml.YAMLError) as error:
-        raise errors.bad_request(f"error decoding patch: {error}") from None
+        if patch_type == APPLY_PATCH:
+            raise errors.bad_request(f"error decoding YAML: {error}") from None
+        return None
 
 
 def _names_resource_version(patch_type: str, doc: Any) -> bool:
@@ -61,10 +67,6 @@ def _names_resource_version(patch_type: str, doc: Any) -> bool:
             isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion" for op in doc
         )
     return isinstance(doc, dict) and bool((doc.get("metadata") or {}).get("resourceVersion"))
-
-
-def _lib(name: str) -> Any:
-    return importlib.import_module(f"numaplane.apiserver.{name}")
 
 
 class PatchVerbs(WriteVerbs):
@@ -87,7 +89,7 @@ class PatchVerbs(WriteVerbs):
             raise errors.method_not_supported(info.group_resource, "patch")
         builtin = self.registry.is_builtin(info)
         supported = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
-        if builtin:
+        if builtin or subresource == "scale":
             supported.append(STRATEGIC_PATCH)
         if patch_type not in supported:
             raise _unsupported(supported, patch_type)
@@ -106,8 +108,10 @@ class PatchVerbs(WriteVerbs):
                 [errors.forbidden_field("force", "may not be specified for non-apply patch")],
             )
         doc = _decode(patch_type, body)
-        if patch_type in (MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH) and not isinstance(doc, dict):
-            raise errors.bad_request("error decoding patch: the patch is not a JSON object")
+        if patch_type == APPLY_PATCH and not isinstance(doc, dict):
+            raise errors.bad_request(
+                "error decoding YAML: the applied configuration is not an object"
+            )
         pinned = _names_resource_version(patch_type, doc)
         key = object_key(info, namespace, name)
         for _ in range(PATCH_RETRIES):
@@ -116,8 +120,18 @@ class PatchVerbs(WriteVerbs):
                 if patch_type != APPLY_PATCH or subresource:
                     raise errors.not_found(info.group_resource, name)
                 return await self._apply_create(ctx, info, namespace, name, doc, force)
+            if subresource == "scale":
+                scale = to_scale(old, scale_paths(info))
+                patched_scale = self._patched(ctx, info, patch_type, scale, body, doc, force)
+                meta(patched_scale)["resourceVersion"] = scale["metadata"]["resourceVersion"]
+                try:
+                    return await self._update_scale(ctx, info, namespace, name, patched_scale)
+                except errors.StatusError as error:
+                    if error.reason == "Conflict" and not pinned:
+                        continue
+                    raise
             current = clone(as_served(old, info))
-            patched = self._patched(ctx, info, patch_type, current, doc, force)
+            patched = self._patched(ctx, info, patch_type, current, body, doc, force, subresource)
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch does not result in an object")
             before = set(self._unknown(info, current))
@@ -157,17 +171,30 @@ class PatchVerbs(WriteVerbs):
         info: ResourceInfo,
         patch_type: str,
         current: Object,
+        body: bytes,
         doc: Any,
         force: bool,
+        subresource: str = "",
     ) -> Any:
-        patching = _lib("patch")
+        """``current`` with the patch applied (by its type)."""
         if patch_type == JSON_PATCH:
-            return patching.json_patch(current, doc)
+            return json_patch(current, body)
         if patch_type == MERGE_PATCH:
-            return patching.merge_patch(current, doc)
+            return merge_patch(current, body)
         if patch_type == STRATEGIC_PATCH:
-            return patching.strategic_merge_patch(current, doc, (info.group, info.kind))
-        return _lib("apply").apply(current, doc, ctx.field_manager, force, now_rfc3339())
+            kind_key = (info.group, info.kind)
+            if current.get("apiVersion") == "autoscaling/v1" and current.get("kind") == "Scale":
+                kind_key = ("autoscaling", "Scale")
+            return strategic_merge_patch(current, body, kind_key)
+        return apply(
+            current,
+            doc,
+            ctx.field_manager,
+            force,
+            now_rfc3339(),
+            schema=self.registry.patch_schema(info),
+            subresource=subresource,
+        )
 
     async def _apply_create(
         self,
@@ -179,7 +206,14 @@ class PatchVerbs(WriteVerbs):
         force: bool,
     ) -> RestResult:
         """Server-side apply of a missing object: the applied configuration, created."""
-        obj = _lib("apply").apply(None, clone(doc), ctx.field_manager, force, now_rfc3339())
+        obj = apply(
+            None,
+            clone(doc),
+            ctx.field_manager,
+            force,
+            now_rfc3339(),
+            schema=self.registry.patch_schema(info),
+        )
         metadata = meta(obj)
         if metadata.get("name", name) != name:
             raise errors.bad_request(

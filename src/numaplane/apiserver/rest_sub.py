@@ -5,6 +5,7 @@ authentication through :class:`~numaplane.apiserver.rest_common.TokenIssuer`).""
 from __future__ import annotations
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.kinds.pod import bind_pod
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import (
     Object,
@@ -45,55 +46,40 @@ class SubresourceVerbs(ClusterCore):
     async def _bind(
         self, ctx: RequestContext, namespace: str, url_name: str, body: Object
     ) -> RestResult:
-        """Assign a pod to a node: ``spec.nodeName``, the ``PodScheduled`` condition and the
-        binding's annotations, refused once the pod is bound, being deleted or gated."""
+        """Assign a pod to a node (``BindingREST``): ``spec.nodeName``, the ``PodScheduled``
+        condition and the binding's annotations, refused once the pod is bound, being deleted
+        or gated; the binding's uid and resourceVersion are preconditions."""
         binding = clone(body)
         metadata = meta(binding)
-        name = metadata.get("name", "")
-        if url_name and url_name != name:
-            raise errors.bad_request("name in URL does not match name in Binding object")
-        target = binding.get("target") or {}
-        errs: list[errors.FieldError] = []
-        if target.get("kind", "") not in ("", "Node"):
-            errs.append(
-                errors.not_supported("target.kind", target.get("kind"), ["Node", "<empty>"])
-            )
-        if not target.get("name"):
-            errs.append(errors.required("target.name"))
-        if errs:
-            raise errors.invalid("", "Binding", name, errs)
+        name = url_name or metadata.get("name", "")
         pods = self.registry.lookup("", "v1", "pods")
         if pods is None:
             raise errors.not_found("pods", name)
         key = object_key(pods, namespace, name)
-        pod = self.store.get_latest(key)
-        if pod is None:
-            raise errors.not_found("pods", name)
-        pod_meta = pod.get("metadata", {})
-        if metadata.get("uid") and metadata["uid"] != pod_meta.get("uid"):
-            raise _bind_refusal(
-                name,
-                f"Precondition failed: UID in precondition: {metadata['uid']}, "
-                f"UID in object meta: {pod_meta.get('uid', '')}",
-            )
-        if metadata.get("resourceVersion") and resource_version(binding) != resource_version(pod):
-            raise _bind_refusal(name, errors.OBJECT_MODIFIED)
-        if pod_meta.get("deletionTimestamp"):
-            raise _bind_refusal(name, f"pod {name} is being deleted, cannot be assigned to a host")
-        spec = pod.get("spec", {})
-        if spec.get("nodeName"):
-            raise _bind_refusal(
-                name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-            )
-        if spec.get("schedulingGates"):
-            raise _bind_refusal(name, f"pod {name} has non-empty .spec.schedulingGates")
-        bound = clone(pod)
-        bound.setdefault("spec", {})["nodeName"] = target["name"]
-        if metadata.get("annotations"):
-            meta(bound).setdefault("annotations", {}).update(metadata["annotations"])
-        _set_pod_scheduled(bound)
-        if not ctx.dry_run:
-            await self.store.update(key, bound, resource_version(pod))
+        for _ in range(16):
+            pod = self.store.get_latest(key)
+            if pod is None:
+                raise errors.not_found("pods", name)
+            pod_meta = pod.get("metadata", {})
+            if metadata.get("uid") and metadata["uid"] != pod_meta.get("uid"):
+                raise _bind_refusal(
+                    name,
+                    f"Precondition failed: UID in precondition: {metadata['uid']}, "
+                    f"UID in object meta: {pod_meta.get('uid', '')}",
+                )
+            pinned = bool(metadata.get("resourceVersion"))
+            if pinned and resource_version(binding) != resource_version(pod):
+                raise _bind_refusal(name, errors.OBJECT_MODIFIED)
+            bound = bind_pod(pod, binding, name)
+            _stamp_pod_scheduled(pod, bound)
+            if ctx.dry_run:
+                break
+            try:
+                await self.store.update(key, bound, resource_version(pod))
+                break
+            except errors.StatusError as error:
+                if error.reason != "Conflict" or pinned:
+                    raise
         return RestResult(
             {
                 "kind": "Status",
@@ -108,23 +94,102 @@ class SubresourceVerbs(ClusterCore):
     def _token_request(
         self, info: ResourceInfo, namespace: str, name: str, body: Object
     ) -> RestResult:
-        """``serviceaccounts/token``: a signed token for an existing ServiceAccount."""
-        sa = self.store.get_latest(object_key(info, namespace, name))
-        if sa is None:
-            raise errors.not_found("serviceaccounts", name)
+        """``serviceaccounts/NAME/token``: a signed token for an existing ServiceAccount,
+        issued by authentication."""
         if self.token_issuer is None:
-            raise errors.method_not_supported("serviceaccounts/token", "create")
-        return RestResult(self.token_issuer.token_request(sa, clone(body)), 201)
+            raise errors.method_not_supported(f"{info.group_resource}/token", "create")
+        account = self.store.get_latest(object_key(info, namespace, name))
+        if account is None:
+            raise errors.not_found(info.group_resource, name)
+        return RestResult(self.token_issuer.token_request(account, clone(body)), 201)
 
 
-def _set_pod_scheduled(pod: Object) -> None:
-    """``podutil.UpdatePodCondition`` with ``PodScheduled=True``."""
-    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
-    for condition in conditions:
-        if condition.get("type") == "PodScheduled":
-            if condition.get("status") != "True":
-                condition["status"] = "True"
-                condition["lastTransitionTime"] = now_rfc3339()
-            return
-    conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": None})
-    conditions[-1]["lastTransitionTime"] = now_rfc3339()
+def _stamp_pod_scheduled(pod: Object, bound: Object) -> None:
+    """``podutil.UpdatePodCondition``'s transition time: now when PodScheduled turns True,
+    the old time when it already was."""
+    before = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or ()}.get(
+        "PodScheduled"
+    )
+    for condition in bound.get("status", {}).get("conditions") or ():
+        if condition.get("type") != "PodScheduled":
+            continue
+        if before is not None and before.get("status") == "True":
+            condition["lastTransitionTime"] = before.get("lastTransitionTime")
+        else:
+            condition["lastTransitionTime"] = now_rfc3339()
+
+
+def scale_paths(info: ResourceInfo) -> dict[str, str]:
+    """The scale subresource's paths of a custom resource (404 when it has none)."""
+    paths = info.extra.get("scale")
+    if not isinstance(paths, dict) or "scale" not in info.subresources:
+        raise errors.StatusError(
+            404, "NotFound", "the server could not find the requested resource"
+        )
+    return paths
+
+
+def _path_parts(path: str) -> list[str]:
+    return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def _read_path(obj: Object, path: str) -> object:
+    value: object = obj
+    for part in _path_parts(path):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _write_path(obj: Object, path: str, value: object) -> None:
+    parts = _path_parts(path)
+    target = obj
+    for part in parts[:-1]:
+        child = target.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            target[part] = child
+        target = child
+    target[parts[-1]] = value
+
+
+def to_scale(obj: Object, paths: dict[str, str]) -> Object:
+    """The ``autoscaling/v1`` Scale of a custom resource, read through the CRD's scale paths
+    (``specReplicasPath``, ``statusReplicasPath``, ``labelSelectorPath``)."""
+    metadata = obj.get("metadata", {})
+    spec_replicas = _read_path(obj, paths.get("specReplicasPath", ""))
+    status_replicas = _read_path(obj, paths.get("statusReplicasPath", ""))
+    scale: Object = {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: metadata[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in metadata
+        },
+        "spec": {"replicas": spec_replicas if isinstance(spec_replicas, int) else 0},
+        "status": {"replicas": status_replicas if isinstance(status_replicas, int) else 0},
+    }
+    selector_path = paths.get("labelSelectorPath")
+    if selector_path:
+        selector = _read_path(obj, selector_path)
+        if isinstance(selector, str):
+            scale["status"]["selector"] = selector
+    return scale
+
+
+def from_scale(obj: Object, scale: Object, paths: dict[str, str]) -> Object:
+    """``obj`` with ``spec.replicas`` of ``scale`` written at the spec replicas path."""
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        name = scale.get("metadata", {}).get("name", "")
+        raise errors.invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
+    updated = clone(obj)
+    _write_path(updated, paths.get("specReplicasPath", ".spec.replicas"), replicas)
+    return updated

@@ -1,6 +1,7 @@
-"""Create and update, as kube-apiserver's generic store (``registry/generic/registry/store.go``)
-and ``rest.BeforeCreate``/``BeforeUpdate`` do them: system metadata, ``generateName`` with
-retries, generation, optimistic concurrency, update-as-create, the status subresource, the
+"""Create and update (over 400 lines: one family of verbs and the steps they share), as
+kube-apiserver's generic store (``registry/generic/registry/store.go``) and
+``rest.BeforeCreate``/``BeforeUpdate`` do them: system metadata, ``generateName`` with retries,
+generation, optimistic concurrency, update-as-create, the status and scale subresources, the
 end of a deletion when an update removes the last finalizer, and ``dryRun``.
 
 CRDs get the apiextensions server's extra steps (validation of the definition, its status,
@@ -10,13 +11,15 @@ patches in ``rest_patch``.
 
 from __future__ import annotations
 
-import importlib
 import uuid
 from typing import Any
 
 from numaplane.apiserver import errors
+from numaplane.apiserver.apply import record_update
+from numaplane.apiserver.crd import default_crd
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo, Strategy
+from numaplane.apiserver.rest_admission import AdmissionSteps
 from numaplane.apiserver.rest_common import (
     Object,
     RequestContext,
@@ -34,6 +37,7 @@ from numaplane.apiserver.rest_common import (
     unknown_field_outcome,
 )
 from numaplane.apiserver.rest_core import CREATE_ON_UPDATE, ClusterCore
+from numaplane.apiserver.rest_sub import from_scale, scale_paths, to_scale
 from numaplane.apiserver.storage import ObjectKey
 
 #: Upstream's ``maxNameGenerationCreateAttempts``: a generated name is retried this many times.
@@ -80,51 +84,7 @@ def _raise_invalid(info: ResourceInfo, name: str, errs: list[errors.FieldError])
         raise errors.invalid(info.group, info.kind, name, errs)
 
 
-def _crd_checks(obj: Object, old: Object | None) -> None:
-    """The apiextensions server's own validation of a definition, then its status."""
-    crd = importlib.import_module("numaplane.apiserver.crd")
-    validate_crd = getattr(crd, "validate_crd", None)
-    errs = validate_crd(obj, old) if validate_crd is not None else []
-    if errs:
-        name = obj.get("metadata", {}).get("name", "")
-        raise errors.invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, errs)
-    crd_status = getattr(crd, "crd_status", None) or _crd_status
-    obj["status"] = crd_status(obj)
-
-
-def _crd_status(crd: Object) -> Object:
-    """The status the naming and establishing controllers give an accepted definition (used
-    until the CRD package provides its own)."""
-    now = now_rfc3339()
-    spec = crd.get("spec", {})
-    storage = [v["name"] for v in spec.get("versions") or () if v.get("storage")]
-    stored = list((crd.get("status") or {}).get("storedVersions") or [])
-    for version in storage:
-        if version not in stored:
-            stored.append(version)
-    return {
-        "conditions": [
-            {
-                "type": "NamesAccepted",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "NoConflicts",
-                "message": "no conflicts found",
-            },
-            {
-                "type": "Established",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "InitialNamesAccepted",
-                "message": "the initial names have been accepted",
-            },
-        ],
-        "acceptedNames": dict(spec.get("names") or {}),
-        "storedVersions": stored,
-    }
-
-
-class WriteVerbs(ClusterCore):
+class WriteVerbs(AdmissionSteps):
     """``create`` and ``update`` of one cluster."""
 
     async def create(
@@ -150,12 +110,17 @@ class WriteVerbs(ClusterCore):
         warnings = unknown_field_outcome(ctx, self._unknown(info, obj))
         _namespace_for(info, namespace, obj)
         self._refuse_terminating_crd(info, "create")
+        if info.group_resource == CRD_RESOURCE:
+            default_crd(obj)
         info.strategy.default(obj)
         metadata = meta(obj)
         generated = bool(metadata.get("generateName")) and not metadata.get("name")
         self._check_namespace_open(info, namespace, metadata.get("name", ""))
+        self._admit(info, namespace, obj, None)
         self._prepare_create(ctx, info, obj)
         stored = await self._store_new(ctx, info, obj, generated)
+        if info.group_resource == "namespaces" and not ctx.dry_run:
+            await self._default_service_account(ctx, stored)
         return RestResult(as_served(stored, info), 201, warnings)
 
     def _prepare_create(self, ctx: RequestContext, info: ResourceInfo, obj: Object) -> None:
@@ -175,11 +140,11 @@ class WriteVerbs(ClusterCore):
             metadata.pop("generation", None)
         _raise_invalid(info, metadata.get("name", ""), info.strategy.validate(obj))
         if info.group_resource == CRD_RESOURCE:
-            _crd_checks(obj, None)
+            self._crd_status(obj)
             finalizers = metadata.setdefault("finalizers", [])
             if CRD_CLEANUP_FINALIZER not in finalizers:
                 finalizers.append(CRD_CLEANUP_FINALIZER)
-        self._record_managed(ctx, None, obj)
+        self._record_managed(ctx, info, None, obj)
         for_storage(obj, info)
         check_size(obj)
 
@@ -218,46 +183,25 @@ class WriteVerbs(ClusterCore):
         if info.group_resource == CRD_RESOURCE:
             self.registry.set_crd(stored)
 
-    def _fill_token_secret(self, secret: Object) -> None:
-        """The tokens controller's work, done at once so that a reader never sees a
-        ``kubernetes.io/service-account-token`` Secret without its token."""
-        if self.token_issuer is None:
-            return
-        if secret.get("type") != "kubernetes.io/service-account-token":
-            return
-        if (secret.get("data") or {}).get("token"):
-            return
-        metadata = meta(secret)
-        annotations = metadata.get("annotations") or {}
-        sa_name = annotations.get("kubernetes.io/service-account.name", "")
-        sa = self.store.get_latest(
-            ObjectKey("serviceaccounts", metadata.get("namespace", ""), sa_name)
-        )
-        if sa is None:
-            return
-        filled = self.token_issuer.fill_secret(secret, sa)
-        secret.clear()
-        secret.update(filled)
-        meta(secret).setdefault("annotations", {})["kubernetes.io/service-account.uid"] = sa[
-            "metadata"
-        ].get("uid", "")
-
-    def _record_managed(self, ctx: RequestContext, old: Object | None, new: Object) -> None:
+    def _record_managed(
+        self,
+        ctx: RequestContext,
+        info: ResourceInfo,
+        old: Object | None,
+        new: Object,
+        subresource: str = "",
+    ) -> None:
         """Record ``ctx.field_manager``'s fields in ``metadata.managedFields``."""
         if not ctx.field_manager:
             return
-        try:
-            apply = importlib.import_module("numaplane.apiserver.apply")
-        except ImportError:
-            return
-        meta(new)["managedFields"] = apply.record_update(old, new, ctx.field_manager, now_rfc3339())
-
-    def _refuse_terminating_crd(self, info: ResourceInfo, verb: str) -> None:
-        crd = self.registry.crd_for(info.group_resource)
-        if crd is not None and crd.get("metadata", {}).get("deletionTimestamp"):
-            error = errors.method_not_supported(info.group_resource, verb)
-            error.message = f"{verb} not allowed while custom resource definition is terminating"
-            raise error
+        meta(new)["managedFields"] = record_update(
+            old,
+            new,
+            ctx.field_manager,
+            now_rfc3339(),
+            subresource=subresource,
+            schema=self.registry.patch_schema(info),
+        )
 
     async def update(
         self,
@@ -270,6 +214,8 @@ class WriteVerbs(ClusterCore):
     ) -> RestResult:
         """Replace ``name`` with ``body`` (its ``status`` only, for ``subresource="status"``);
         200 with the stored object, or 201 where the kind creates on update."""
+        if subresource == "scale":
+            return await self._update_scale(ctx, info, namespace, name, body)
         if subresource not in ("", "status") or (
             subresource == "status" and info.status_strategy is None
         ):
@@ -286,6 +232,8 @@ class WriteVerbs(ClusterCore):
         meta(given)["name"] = name
         warnings = unknown_field_outcome(ctx, self._unknown(info, given))
         _namespace_for(info, namespace, given)
+        if info.group_resource == CRD_RESOURCE:
+            default_crd(given)
         info.strategy.default(given)
         key = object_key(info, namespace, name)
         for _ in range(UNCONDITIONAL_RETRIES):
@@ -302,6 +250,31 @@ class WriteVerbs(ClusterCore):
             outcome = await self._update_existing(ctx, info, key, new, old, subresource)
             if outcome is not None:
                 return RestResult(as_served(outcome, info), 200, warnings)
+        raise errors.conflict(info.group_resource, name)
+
+    async def _update_scale(
+        self, ctx: RequestContext, info: ResourceInfo, namespace: str, name: str, scale: Object
+    ) -> RestResult:
+        """``PUT .../scale``: the Scale's replicas written into the object (an update of the
+        main resource, so its generation follows), answered as the new Scale."""
+        paths = scale_paths(info)
+        key = object_key(info, namespace, name)
+        wanted_rv = resource_version(scale)
+        for _ in range(UNCONDITIONAL_RETRIES):
+            old = self.store.get_latest(key)
+            if old is None:
+                raise errors.not_found(info.group_resource, name)
+            if wanted_rv and wanted_rv != resource_version(old):
+                raise errors.conflict(info.group_resource, name)
+            new = from_scale(as_served(old, info), scale, paths)
+            try:
+                stored = await self._update_existing(ctx, info, key, new, old, "")
+            except errors.StatusError as error:
+                if error.reason == "Conflict" and not wanted_rv:
+                    continue
+                raise
+            if stored is not None:
+                return RestResult(to_scale(stored, paths))
         raise errors.conflict(info.group_resource, name)
 
     async def _update_existing(
@@ -352,7 +325,9 @@ class WriteVerbs(ClusterCore):
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
                 f"{old_meta.get('uid', '')}",
             )
-        self._before_update(ctx, info, new, old, subresource)
+        if not subresource:
+            self._admit(info, key.namespace, new, old)
+        self._before_update(ctx, info, new, as_served(old, info), subresource)
         new_meta["resourceVersion"] = str(old_rv)
         if new == old:
             # etcd3's GuaranteedUpdate writes nothing when the bytes do not change.
@@ -361,6 +336,8 @@ class WriteVerbs(ClusterCore):
             not new_meta.get("finalizers")
             and old_meta.get("deletionTimestamp")
             and not old_meta.get("deletionGracePeriodSeconds")
+            # A namespace also waits for its spec finalizers (the namespace controller's).
+            and not (info.group_resource == "namespaces" and new.get("spec", {}).get("finalizers"))
         ):
             # The last finalizer is gone from an object being deleted: the update deletes it.
             if not ctx.dry_run:
@@ -410,8 +387,8 @@ class WriteVerbs(ClusterCore):
             new_meta["generation"] = int(old_meta["generation"]) + 1
         _raise_invalid(info, new_meta.get("name", ""), strategy.validate_update(new, old))
         if info.group_resource == CRD_RESOURCE and not subresource:
-            _crd_checks(new, old)
-        self._record_managed(ctx, old, new)
+            self._crd_status(new)
+        self._record_managed(ctx, info, old, new, subresource)
         for_storage(new, info)
         check_size(new)
 

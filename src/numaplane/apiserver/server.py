@@ -1,4 +1,6 @@
-"""The API server process: an aiohttp application over TLS serving one or more logical clusters.
+"""(Over 400 lines: the filter chain, and the start and stop of the process that runs it.)
+
+The API server process: an aiohttp application over TLS serving one or more logical clusters.
 
 A request goes through what kube-apiserver's filter chain does, in the same order: the logical
 cluster is taken from a ``/clusters/NAME`` prefix (the default cluster is served at ``/``),
@@ -15,6 +17,7 @@ import asyncio
 import logging
 import re
 import ssl
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +27,7 @@ from aiohttp import web
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.auth.authn import Authenticator, load_token_file
+from numaplane.apiserver.auth.impersonation import impersonate, impersonation_requested
 from numaplane.apiserver.auth.pki import Pki, ensure_pki, server_ssl_context, write_kubeconfig
 from numaplane.apiserver.auth.rbac import Attributes, Decision, RBACAuthorizer
 from numaplane.apiserver.auth.serviceaccount import TokenSigner
@@ -36,6 +40,7 @@ from numaplane.apiserver.http_health import (
     health,
     version_info,
 )
+from numaplane.apiserver.http_options import method_not_allowed, not_found_route, read_body
 from numaplane.apiserver.http_resource import (
     Call,
     handle_create,
@@ -46,9 +51,6 @@ from numaplane.apiserver.http_resource import (
     handle_patch,
     handle_update,
     handle_watch,
-    method_not_allowed,
-    not_found_route,
-    read_body,
 )
 from numaplane.apiserver.http_routes import serve_discovery
 from numaplane.apiserver.requestinfo import (
@@ -64,6 +66,9 @@ from numaplane.errors import NumaplaneError
 log = logging.getLogger("numaplane.apiserver")
 
 DEFAULT_CLUSTER = "default"
+#: How long a verified client certificate's user is remembered, and how many are.
+CERT_CACHE_TTL_S = 10.0
+CERT_CACHE_SIZE = 4096
 #: A logical cluster's name is a DNS-1123 label (it is a URL segment and a file name).
 CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 MAX_CLUSTER_NAME = 63
@@ -195,6 +200,7 @@ class ApiServer:
             for name, (cluster, authorizer) in clusters.items()
         }
         self._closed = False
+        self._cert_users: dict[bytes, tuple[UserInfo, float]] = {}
 
     async def close(self) -> None:
         """Close every cluster (flushing its store)."""
@@ -224,14 +230,40 @@ class ApiServer:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Serve one request; every error becomes a ``Status`` (never an unhandled 500)."""
         try:
-            return await self._handle(request)
+            response = await self._handle(request)
         except StatusError as err:
-            return self._error(request, err)
+            response = self._error(request, err)
         except (ConnectionError, asyncio.CancelledError):
             raise
         except Exception as exc:
             log.exception("internal error serving %s %s", request.method, request.path)
-            return self._error(request, errors.internal_error(f"{type(exc).__name__}: {exc}"))
+            response = self._error(request, errors.internal_error(f"{type(exc).__name__}: {exc}"))
+        if not response.prepared:
+            # Upstream's WithCacheControl: API answers are never cached unless they say so.
+            response.headers.setdefault("Cache-Control", "no-cache, private")
+        return response
+
+    def _authenticate(
+        self, request: web.Request, cluster_name: str, cluster: Cluster
+    ) -> UserInfo | None:
+        """The request's user. A client certificate's verification (a signature check) is
+        remembered for a short while: the same certificate comes with every request of a
+        connection, and verifying it each time would cost more than serving the request."""
+        der = _peer_cert(request)
+        if der is not None:
+            now = time.monotonic()
+            cached = self._cert_users.get(der)
+            if cached is not None and cached[1] > now:
+                return cached[0]
+            user = self.authenticator.authenticate(der, None, cluster_name, _lookup(cluster))
+            if user is not None:
+                if len(self._cert_users) >= CERT_CACHE_SIZE:
+                    self._cert_users.clear()
+                self._cert_users[der] = (user, now + CERT_CACHE_TTL_S)
+                return user
+        return self.authenticator.authenticate(
+            der, request.headers.get("Authorization"), cluster_name, _lookup(cluster)
+        )
 
     def _error(self, request: web.Request, err: StatusError) -> web.Response:
         try:
@@ -247,14 +279,11 @@ class ApiServer:
         entry = self.clusters.get(cluster_name or DEFAULT_CLUSTER)
         if entry is None:
             raise not_found_route()
-        user = self.authenticator.authenticate(
-            _peer_cert(request),
-            request.headers.get("Authorization"),
-            cluster_name or DEFAULT_CLUSTER,
-            _lookup(entry.cluster),
-        )
+        user = self._authenticate(request, cluster_name or DEFAULT_CLUSTER, entry.cluster)
         if user is None:
             raise errors.unauthorized()
+        if impersonation_requested(request.headers.items()):
+            user = impersonate(user, request.headers.items(), entry.authorizer)
         query = {key: request.query.getall(key) for key in request.query}
         try:
             ri = parse_request_info(request.method, path, query)

@@ -166,20 +166,27 @@ def build_table(
 
     ``include_object`` is ``Metadata`` / ``Object`` / ``None`` (see :func:`check_include_object`);
     ``list_meta`` is the list's ``metadata`` (``resourceVersion``, ``continue``,
-    ``remainingItemCount``), empty for a single object; ``now`` (epoch seconds) is passed to the
-    printer for ages; ``no_headers`` leaves ``columnDefinitions`` null, as upstream does on
-    every watch event after the first.
+    ``remainingItemCount``) for a list, None for a single object (whose ``resourceVersion``
+    the table then carries, as upstream's table convertors do); ``now`` (epoch seconds) is
+    passed to the printer for ages; ``no_headers`` leaves ``columnDefinitions`` null, as
+    upstream does on every watch event after the first.
     """
     include = check_include_object(include_object)
+    objs = list(objs)
     rows = [
         {"cells": printer.row(obj, now), "object": _row_object(obj, include, version)}
         for obj in objs
     ]
     columns = None if no_headers else [column_definition(c) for c in printer.columns()]
+    metadata: dict[str, Any] = {}
+    if list_meta is not None:
+        metadata = dict(list_meta)
+    elif objs and objs[0].get("metadata", {}).get("resourceVersion"):
+        metadata = {"resourceVersion": objs[0]["metadata"]["resourceVersion"]}
     return {
         "kind": "Table",
         "apiVersion": f"meta.k8s.io/{version}",
-        "metadata": dict(list_meta or {}),
+        "metadata": metadata,
         "columnDefinitions": columns,
         "rows": rows,
     }

@@ -106,7 +106,12 @@ Examples:
     default=None,
     help='Static bearer tokens, kube-apiserver\'s CSV format: token,user,uid,"group1,group2".',
 )
-@click.option("-v", "--verbose", is_flag=True, help="Log every request's errors to stderr.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Log at INFO level to stderr (internal errors are always logged, with their trace).",
+)
 def apiserver(
     data_dir: Path,
     port: int,
@@ -135,4 +140,9 @@ def apiserver(
         clusters=clusters,
         token_auth_file=token_auth_file,
     )
-    asyncio.run(_serve(config))
+    try:
+        asyncio.run(_serve(config))
+    except KeyboardInterrupt:
+        # Ctrl-C before the signal handlers are in place (while the clusters open).
+        click.echo("numaplane apiserver: interrupted while starting", err=True)
+        sys.exit(130)

@@ -197,7 +197,23 @@ TOKEN_FILES = [
     TokenFileCase(
         "unterminated quote",
         't1,alice,1\nt2,"bob,2\n',
-        error='F: parse error on line 2, column 4: extraneous or missing " in quoted-field',
+        error='F: parse error on line 2, column 11: extraneous or missing " in quoted-field',
+    ),
+    TokenFileCase(
+        "unterminated quote over two lines",
+        't1,a,1\nt2,"bob\nx,2\n',
+        error='F: record on line 2; parse error on line 3, column 5: extraneous or missing " '
+        "in quoted-field",
+    ),
+    TokenFileCase(
+        "text after a closing quote",
+        't1,"a"b,1\n',
+        error='F: parse error on line 1, column 6: extraneous or missing " in quoted-field',
+    ),
+    TokenFileCase(
+        "quoted line break and CRLF endings",
+        't1,"multi\r\nline",1\r\nt2,b,2\r\n',
+        {"t1": UserInfo("multi\nline", (), "1"), "t2": UserInfo("b", (), "2")},
     ),
 ]
 

@@ -3,12 +3,13 @@ user-facing roles allow once bound."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from numaplane.apiserver.auth.bootstrap import bootstrap_policy
+from numaplane.apiserver.auth.bootstrap import Reconciled, bootstrap_policy, reconcile
 from numaplane.apiserver.auth.rbac import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
@@ -19,6 +20,7 @@ from numaplane.apiserver.auth.rbac import (
 from numaplane.apiserver.user import UserInfo
 
 Object = dict[str, Any]
+RBAC = "rbac.authorization.k8s.io"
 
 
 def _policy() -> dict[str, list[Object]]:
@@ -165,3 +167,79 @@ def test_what_every_authenticated_user_may_do(case: EveryoneCase) -> None:
         path=case.path,
     )
     assert az.authorize(attrs).allowed is case.allowed
+
+
+def _default(name: str, resource: str = CLUSTER_ROLES) -> Object:
+    return next(o for r, o in bootstrap_policy() if r == resource and o["metadata"]["name"] == name)
+
+
+def test_unchanged_defaults_need_no_reconciliation() -> None:
+    for _, obj in bootstrap_policy():
+        assert reconcile(obj, copy.deepcopy(obj)) is None
+
+
+def test_a_trimmed_role_gets_its_missing_rules_back_and_keeps_extras() -> None:
+    expected = _default("system:basic-user")
+    existing = copy.deepcopy(expected)
+    existing["rules"] = [
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews"],
+            "verbs": ["create"],
+        },
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+    ]
+    existing["metadata"]["labels"] = {"mine": "yes"}
+    result = reconcile(expected, existing)
+    assert result is not None
+    assert result.action == "update"
+    assert result.object["rules"] == [
+        *existing["rules"],
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectrulesreviews"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["authentication.k8s.io"],
+            "resources": ["selfsubjectreviews"],
+            "verbs": ["create"],
+        },
+    ]
+    assert result.object["metadata"]["labels"] == {
+        "kubernetes.io/bootstrapping": "rbac-defaults",
+        "mine": "yes",
+    }
+
+
+def test_autoupdate_false_protects_an_object() -> None:
+    expected = _default("system:basic-user")
+    existing = copy.deepcopy(expected)
+    existing["rules"] = []
+    existing["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+    assert reconcile(expected, existing) is None
+
+
+def test_binding_subjects_are_restored_and_a_changed_role_ref_recreates() -> None:
+    expected = _default("system:discovery", CLUSTER_ROLE_BINDINGS)
+    existing = copy.deepcopy(expected)
+    existing["subjects"] = [{"apiGroup": RBAC, "kind": "User", "name": "x"}]
+    result = reconcile(expected, existing)
+    assert result is not None
+    assert result.object["subjects"] == [
+        {"apiGroup": RBAC, "kind": "User", "name": "x"},
+        {"apiGroup": RBAC, "kind": "Group", "name": "system:authenticated"},
+    ]
+    existing["roleRef"] = {"apiGroup": RBAC, "kind": "ClusterRole", "name": "view"}
+    assert reconcile(expected, existing) == Reconciled("recreate", expected)
+
+
+def test_aggregated_role_gets_its_selector_back_not_rules() -> None:
+    expected = _default("view")
+    existing = copy.deepcopy(expected)
+    existing["aggregationRule"] = {"clusterRoleSelectors": []}
+    existing["rules"] = []
+    result = reconcile(expected, existing)
+    assert result is not None
+    assert result.object["aggregationRule"] == expected["aggregationRule"]
+    assert result.object["rules"] == []

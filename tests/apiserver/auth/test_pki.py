@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from numaplane.apiserver.auth.certs import issue_certificate
 from numaplane.apiserver.auth.pki import (
     PkiError,
     ensure_pki,
@@ -226,3 +229,24 @@ def test_server_ssl_context_loads_the_serving_pair(tmp_path: Path) -> None:
     ctx = server_ssl_context(pki)
     [ca] = ctx.get_ca_certs()
     assert "(('commonName', 'kubernetes'),)" in str(ca["subject"])
+
+
+def test_a_certificate_near_its_end_is_renewed_and_the_ca_kept(tmp_path: Path) -> None:
+    first = ensure_pki(tmp_path, [])
+    ca = x509.load_pem_x509_certificate(first.ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(first.ca_key_pem, password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    short_cert, short_key = issue_certificate(
+        ca,
+        ca_key,
+        "kubernetes-admin",
+        ["system:masters"],
+        validity=datetime.timedelta(days=10),
+    )
+    (first.dir / "admin.crt").write_bytes(short_cert)
+    (first.dir / "admin.key").write_bytes(short_key)
+    again = ensure_pki(tmp_path, [])
+    assert again.ca_cert_pem == first.ca_cert_pem
+    assert again.admin_cert_pem != short_cert
+    renewed = x509.load_pem_x509_certificate(again.admin_cert_pem)
+    assert renewed.not_valid_after_utc - renewed.not_valid_before_utc > datetime.timedelta(days=360)

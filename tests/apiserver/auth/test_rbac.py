@@ -333,10 +333,30 @@ def test_policy_is_kept_until_the_revision_moves() -> None:
     az = RBACAuthorizer(lambda gr: data.get(gr, []), lambda: revision[0])
     attrs = Attributes(UserInfo("alice"), "delete", "ns1", resource="pods")
     assert not az.authorize(attrs).allowed
-    data[CLUSTER_ROLES][0]["rules"].append(rule([""], ["pods"], ["delete"]))
+    # The store replaces objects on write; so does this test.
+    data[CLUSTER_ROLES][0] = cluster_role("pod-reader", [rule([""], ["pods"], ["delete"])])
     assert not az.authorize(attrs).allowed  # same revision: the compiled policy stands
     revision[0] = 2
     assert az.authorize(attrs).allowed
+
+
+def test_a_write_elsewhere_keeps_the_compiled_policy() -> None:
+    data = world()
+    revision = [1]
+    calls: list[str] = []
+
+    def listing(resource: str) -> list[dict[str, object]]:
+        calls.append(resource)
+        return data.get(resource, [])
+
+    az = RBACAuthorizer(listing, lambda: revision[0])
+    attrs = Attributes(UserInfo("alice"), "get", "ns1", resource="pods")
+    assert az.authorize(attrs).allowed
+    assert az.authorize(attrs).allowed
+    assert len(calls) == 4  # listed once for the first revision
+    revision[0] = 2
+    assert az.authorize(attrs).allowed
+    assert len(calls) == 8  # listed again, the policy itself found unchanged
 
 
 def test_rule_allows_star_group_and_resource() -> None:

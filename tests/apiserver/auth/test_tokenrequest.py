@@ -10,7 +10,7 @@ import jwt
 import pytest
 
 from numaplane.apiserver.auth.pki import ensure_pki
-from numaplane.apiserver.auth.serviceaccount import TokenSigner
+from numaplane.apiserver.auth.serviceaccount import TokenSigner, jwks, openid_configuration
 from numaplane.apiserver.auth.tokenrequest import issue_token
 from numaplane.apiserver.errors import StatusError
 
@@ -210,3 +210,39 @@ def test_signer_refuses_a_non_rsa_key(tmp_path: Path) -> None:
     pki = ensure_pki(tmp_path, [])
     with pytest.raises(TypeError, match="RSA"):
         TokenSigner(pki.admin_key_pem)
+
+
+def test_issuer_discovery_documents_verify_issued_tokens(signer: TokenSigner) -> None:
+    config = openid_configuration(signer)
+    assert config["issuer"] == "https://kubernetes.default.svc.cluster.local"
+    assert config["jwks_uri"] == "https://kubernetes.default.svc.cluster.local/openid/v1/jwks"
+    [key] = jwks(signer)["keys"]
+    assert (key["kid"], key["alg"], key["use"], key["e"]) == (signer.key_id, "RS256", "sig", "AQAB")
+    token = _issue(signer, {})["status"]["token"]
+    public = jwt.PyJWK(key).key
+    claims = jwt.decode(
+        token,
+        public,
+        algorithms=["RS256"],
+        audience=config["issuer"],
+        options={"verify_exp": False, "verify_iat": False, "verify_nbf": False},
+    )
+    assert claims["sub"] == "system:serviceaccount:ns:sa"
+
+
+def test_kubectl_create_token_body(signer: TokenSigner) -> None:
+    # What `kubectl create token sa` sends: every field, unset ones null.
+    body = {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": {"audiences": None, "expirationSeconds": None, "boundObjectRef": None},
+        "status": {"token": "", "expirationTimestamp": None},
+    }
+    out = _issue(signer, body)
+    assert out["spec"] == {
+        "audiences": ["https://kubernetes.default.svc.cluster.local"],
+        "expirationSeconds": 3600,
+    }
+    assert out["metadata"]["creationTimestamp"] == "2027-01-15T08:00:00Z"
+    assert out["status"]["token"].count(".") == 2

@@ -221,3 +221,23 @@ def test_default_age_column() -> None:
 def test_selectable_fields() -> None:
     fields = widget_info().field_set(widget(color="blue"))
     assert fields == {"metadata.name": "w", "metadata.namespace": "default", "spec.color": "blue"}
+
+
+def test_deprecated_version_warning() -> None:
+    crd = widget_crd()
+    crd["spec"]["versions"][1]["deprecated"] = True
+    infos = {i.version: i for i in crd_resource_infos(crd)}
+    assert (
+        infos["v1beta1"].extra["deprecation_warning"] == "example.com/v1beta1 Widget is deprecated"
+    )
+    assert infos["v1"].extra["deprecation_warning"] is None
+    crd["spec"]["versions"][1]["deprecationWarning"] = "use v1"
+    infos = {i.version: i for i in crd_resource_infos(crd)}
+    assert infos["v1beta1"].extra["deprecation_warning"] == "use v1"
+
+
+def test_unparsable_column_path_prints_empty_cells() -> None:
+    crd = widget_crd()
+    crd["spec"]["versions"][0]["additionalPrinterColumns"][1]["jsonPath"] = ".spec.color[x]"
+    info = next(i for i in crd_resource_infos(crd) if i.version == "v1")
+    assert info.table.row(widget(replicas=2), 0.0)[:3] == ["w", 2, None]

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from numaplane.apiserver.crd.listtype import list_errors
 from numaplane.apiserver.crd.schema import parse
-from numaplane.apiserver.crd.validation import go_number, list_errors, validate
+from numaplane.apiserver.crd.validation import go_number, validate
 
 from .helpers import widget, widget_info
 
@@ -168,12 +169,70 @@ def test_list_types(case: ListCase) -> None:
     assert [str(e) for e in list_errors(schema, widget(**case.spec))] == list(case.errors)
 
 
-def test_junctors() -> None:
-    node = parse({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]})
-    assert validate(node, 7) == []
-    assert [str(e) for e in validate(node, 3, "x")] == [
-        'x: Invalid value: "": x in body must validate at least one schema (anyOf)'
-    ]
+@dataclass(frozen=True)
+class JunctorCase:
+    name: str
+    schema: dict[str, Any]
+    value: Any
+    errors: tuple[str, ...]
+
+
+JUNCTOR_CASES = [
+    JunctorCase(
+        "anyOf passes", {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]}, 7, ()
+    ),
+    JunctorCase(
+        "anyOf fails with its closest branch",
+        {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]},
+        3,
+        (
+            '<nil>: Invalid value: "": "x" must validate at least one schema (anyOf)',
+            "x: Invalid value: 3: x in body should be greater than or equal to 5",
+        ),
+    ),
+    JunctorCase(
+        "int-or-string given a fraction",
+        {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+        },
+        1.5,
+        (
+            'x: Invalid value: "number": x in body must be of type integer,string: "number"',
+            '<nil>: Invalid value: "": "x" must validate at least one schema (anyOf)',
+            'x: Invalid value: "number": x in body must be of type integer: "number"',
+        ),
+    ),
+    JunctorCase(
+        "oneOf with two matches",
+        {"type": "integer", "oneOf": [{"minimum": 1}, {"maximum": 10}]},
+        5,
+        (
+            '<nil>: Invalid value: "": "x" must validate one and only one schema (oneOf). '
+            "Found 2 valid alternatives",
+        ),
+    ),
+    JunctorCase(
+        "allOf",
+        {"type": "integer", "allOf": [{"minimum": 1}, {"maximum": 3}]},
+        5,
+        (
+            "x: Invalid value: 5: x in body should be less than or equal to 3",
+            '<nil>: Invalid value: "": "x" must validate all the schemas (allOf)',
+        ),
+    ),
+    JunctorCase(
+        "not",
+        {"type": "string", "not": {"enum": ["no"]}},
+        "no",
+        ('<nil>: Invalid value: "": "x" must not validate the schema (not)',),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", JUNCTOR_CASES, ids=lambda c: c.name)
+def test_junctors(case: JunctorCase) -> None:
+    assert [str(e) for e in validate(parse(case.schema), case.value, "x")] == list(case.errors)
 
 
 @pytest.mark.parametrize(

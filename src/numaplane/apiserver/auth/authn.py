@@ -9,11 +9,11 @@ everything else is pure.
 
 from __future__ import annotations
 
-import datetime
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -28,30 +28,51 @@ class TokenFileError(NumaplaneError):
     """A ``--token-auth-file`` that cannot be used; one line naming the file."""
 
 
+def _csv_error(path: str, start: int, line: int, column: int, what: str) -> TokenFileError:
+    """Go's ``csv.ParseError`` text, naming the file."""
+    where = f"parse error on line {line}, column {column}: {what}"
+    if start != line:
+        where = f"record on line {start}; {where}"
+    return TokenFileError(f"{path}: {where}")
+
+
+def _column(text: str, pos: int) -> int:
+    """The 1-based byte column of ``text[pos]`` in its line, as Go counts it."""
+    return len(text[text.rfind("\n", 0, pos) + 1 : pos].encode()) + 1
+
+
+_QUOTE_ERROR: Final = 'extraneous or missing " in quoted-field'
+
+
 def _csv_records(text: str, path: str) -> list[list[str]]:
     """Records of ``text`` read as Go's ``encoding/csv`` reads them (the format of
     ``--token-auth-file``): fields split on commas, double-quoted fields with ``""`` escapes
-    (and line breaks) inside, blank lines skipped, and Go's parse errors."""
+    (and line breaks) inside, blank lines skipped, ``\r\n`` read as ``\n``, and Go's parse
+    errors with their line and column."""
+    text = text.replace("\r\n", "\n")
     records: list[list[str]] = []
     line, pos, n = 1, 0, len(text)
     while pos < n:
-        if text[pos] in "\r\n":
-            line += text[pos] == "\n"
+        if text[pos] == "\n":
+            line += 1
             pos += 1
             continue
         fields: list[str] = []
-        record_line = line
+        start = line
         while True:
-            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
             if pos < n and text[pos] == '"':
                 pos += 1
                 value: list[str] = []
                 while True:
                     if pos >= n:
-                        raise TokenFileError(
-                            f"{path}: parse error on line {record_line}, column {column}: "
-                            'extraneous or missing " in quoted-field'
-                        )
+                        # Go reports the last line it read, one past its last byte.
+                        if text.endswith("\n"):
+                            body = text[:-1]
+                            last = body[body.rfind("\n") + 1 :] + "\n"
+                            at_line, col = line - 1, len(last.encode()) + 1
+                        else:
+                            at_line, col = line, _column(text, pos)
+                        raise _csv_error(path, start, at_line, col, _QUOTE_ERROR)
                     ch = text[pos]
                     if ch == '"':
                         if pos + 1 < n and text[pos + 1] == '"':
@@ -63,22 +84,16 @@ def _csv_records(text: str, path: str) -> list[list[str]]:
                     line += ch == "\n"
                     value.append(ch)
                     pos += 1
-                if pos < n and text[pos] not in ",\r\n":
-                    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-                    raise TokenFileError(
-                        f"{path}: parse error on line {line}, column {col}: "
-                        'extraneous or missing " in quoted-field'
-                    )
+                if pos < n and text[pos] not in ",\n":
+                    # Go points at the closing quote that is followed by neither , nor a break.
+                    raise _csv_error(path, start, line, _column(text, pos - 1), _QUOTE_ERROR)
                 fields.append("".join(value))
             else:
                 end = pos
-                while end < n and text[end] not in ",\r\n":
+                while end < n and text[end] not in ",\n":
                     if text[end] == '"':
-                        col = end - (text.rfind("\n", 0, end) + 1) + 1
-                        raise TokenFileError(
-                            f"{path}: parse error on line {line}, column {col}: "
-                            'bare " in non-quoted-field'
-                        )
+                        col = _column(text, end)
+                        raise _csv_error(path, start, line, col, 'bare " in non-quoted-field')
                     end += 1
                 fields.append(text[pos:end])
                 pos = end
@@ -146,6 +161,11 @@ class Authenticator:
     ca_cert: x509.Certificate
     tokens: Mapping[str, UserInfo]
     service_accounts: TokenValidator | None = None
+    # DER -> (user or None, not before, not after): a client sends the same certificate on
+    # every request, and its signature needs checking once.
+    _verified: dict[bytes, tuple[UserInfo | None, float, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def create(
@@ -192,34 +212,50 @@ class Authenticator:
     def certificate_user(self, der: bytes, now: float) -> UserInfo | None:
         """The user a client certificate names, when it verifies: signed by the CA, within its
         validity, usable for client authentication (Go's ``x509.Verify`` with ``ClientAuth``)."""
-        try:
-            cert = x509.load_der_x509_certificate(der)
-        except ValueError:
-            return None
-        if cert.issuer != self.ca_cert.subject:
-            return None
-        try:
-            cert.verify_directly_issued_by(self.ca_cert)
-        except (ValueError, TypeError, InvalidSignature):
-            return None
-        moment = datetime.datetime.fromtimestamp(now, datetime.UTC)
-        if not cert.not_valid_before_utc <= moment <= cert.not_valid_after_utc:
-            return None
-        try:
-            usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
-        except x509.ExtensionNotFound:
-            usages = None
-        if usages is not None and not (
-            ExtendedKeyUsageOID.CLIENT_AUTH in usages
-            or ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE in usages
-        ):
-            return None
-        common = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-        name = str(common[0].value) if common else ""
-        if not name:
-            # Upstream's CommonNameUserConversion: a certificate without a CN names nobody.
-            return None
-        groups = tuple(
-            str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
-        )
-        return UserInfo(name=name, groups=groups)
+        known = self._verified.get(der)
+        if known is None:
+            if len(self._verified) >= _CERT_CACHE_SIZE:
+                self._verified.clear()
+            known = self._verified[der] = _verify_certificate(self.ca_cert, der)
+        user, not_before, not_after = known
+        return user if not_before <= now <= not_after else None
+
+
+_CERT_CACHE_SIZE: Final = 1024
+
+
+def _verify_certificate(
+    ca_cert: x509.Certificate, der: bytes
+) -> tuple[UserInfo | None, float, float]:
+    """The user of a client certificate and its validity window (no user: it does not verify,
+    whenever it is presented)."""
+    never: tuple[UserInfo | None, float, float] = (None, 0.0, -1.0)
+    try:
+        cert = x509.load_der_x509_certificate(der)
+    except ValueError:
+        return never
+    if cert.issuer != ca_cert.subject:
+        return never
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        return never
+    try:
+        usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        usages = None
+    if usages is not None and not (
+        ExtendedKeyUsageOID.CLIENT_AUTH in usages
+        or ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE in usages
+    ):
+        return never
+    common = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    name = str(common[0].value) if common else ""
+    if not name:
+        # Upstream's CommonNameUserConversion: a certificate without a CN names nobody.
+        return never
+    groups = tuple(
+        str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+    )
+    window = (cert.not_valid_before_utc.timestamp(), cert.not_valid_after_utc.timestamp())
+    return UserInfo(name=name, groups=groups), *window

@@ -11,12 +11,15 @@ kube-controller-manager, kube-scheduler and the kubelet's node authorizer are le
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
+from numaplane.apiserver.auth.escalation import covers
 from numaplane.apiserver.auth.rbac import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     RBAC_GROUP,
+    PolicyRule,
     aggregate_rules,
 )
 
@@ -321,3 +324,56 @@ def bootstrap_policy() -> list[tuple[str, Object]]:
     out = [(CLUSTER_ROLES, r) for r in bootstrap_cluster_roles()]
     out += [(CLUSTER_ROLE_BINDINGS, b) for b in bootstrap_cluster_role_bindings()]
     return out
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What a restart does to a default object that exists: ``update`` it to ``object``, or
+    ``recreate`` it (a binding whose roleRef changed, which is immutable)."""
+
+    action: str
+    object: Object
+
+
+def _merged_meta(expected: Object, existing: Object) -> Object:
+    meta = dict(existing.get("metadata") or {})
+    for key in ("labels", "annotations"):
+        # Upstream's merge(expected, existing): the existing values win.
+        merged = {**(expected["metadata"].get(key) or {}), **(meta.get(key) or {})}
+        if merged:
+            meta[key] = merged
+    return meta
+
+
+def reconcile(expected: Object, existing: Object) -> Reconciled | None:
+    """kube-apiserver's reconciliation of a default ClusterRole or ClusterRoleBinding found on
+    start (``reconcile_role.go``, ``reconcile_rolebindings.go``): missing labels, annotations,
+    rules, aggregation selectors and subjects are added, nothing is removed; an object
+    annotated ``rbac.authorization.kubernetes.io/autoupdate: "false"`` is left alone. None
+    when there is nothing to do."""
+    annotations = (existing.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(AUTOUPDATE) == "false":
+        return None
+    out = dict(existing)
+    out["metadata"] = _merged_meta(expected, existing)
+    if expected["kind"] == "ClusterRoleBinding":
+        if existing.get("roleRef") != expected["roleRef"]:
+            return Reconciled("recreate", expected)
+        subjects = list(existing.get("subjects") or [])
+        subjects += [s for s in expected["subjects"] if s not in subjects]
+        out["subjects"] = subjects
+    else:
+        wanted_selectors = (expected.get("aggregationRule") or {}).get("clusterRoleSelectors")
+        if wanted_selectors is None:
+            out.pop("aggregationRule", None)
+            held = [PolicyRule.from_dict(r) for r in existing.get("rules") or []]
+            wanted = [PolicyRule.from_dict(r) for r in expected.get("rules") or []]
+            missing = covers(held, wanted)
+            out["rules"] = list(existing.get("rules") or []) + [r.to_dict() for r in missing]
+        else:
+            selectors = list(
+                (existing.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
+            )
+            selectors += [s for s in wanted_selectors if s not in selectors]
+            out["aggregationRule"] = {"clusterRoleSelectors": selectors}
+    return None if out == existing else Reconciled("update", out)

@@ -45,10 +45,12 @@ ALWAYS_HOSTS: Final = ("127.0.0.1", "::1", "localhost")
 
 
 def utc_now() -> datetime.datetime:
+    """The current time, timezone-aware UTC."""
     return datetime.datetime.now(datetime.UTC)
 
 
 def key_pem(key: PrivateKeyTypes) -> bytes:
+    """``key`` as unencrypted PKCS#8 PEM."""
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
@@ -57,16 +59,19 @@ def key_pem(key: PrivateKeyTypes) -> bytes:
 
 
 def cert_pem(cert: x509.Certificate) -> bytes:
+    """``cert`` as PEM."""
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
 def new_leaf_key() -> ec.EllipticCurvePrivateKey:
+    """A new key for a certificate."""
     # P-256: what Go's TLS stack and kubectl handle natively, and generated in microseconds
     # where RSA takes tens of milliseconds on a loaded machine.
     return ec.generate_private_key(ec.SECP256R1())
 
 
 def public_der(key: PrivateKeyTypes) -> bytes:
+    """The DER SubjectPublicKeyInfo of ``key``'s public half."""
     return key.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -84,12 +89,14 @@ def signs(ca: x509.Certificate, cert: x509.Certificate) -> bool:
 
 
 def subject_name(common_name: str, organizations: Sequence[str] = ()) -> x509.Name:
+    """``O=...`` for each organization, then ``CN=common_name``, as kubeadm names subjects."""
     attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
     attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
     return x509.Name(attrs)
 
 
 def new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A new self-signed CA (``CN=kubernetes``, ten years) and its key."""
     key = new_leaf_key()
     now = utc_now()
     subject = subject_name(CA_COMMON_NAME)
@@ -195,6 +202,7 @@ def _general_names(hosts: Iterable[str]) -> list[x509.GeneralName]:
 
 
 def dedup(items: Iterable[str]) -> list[str]:
+    """``items`` without repeats, in first-seen order."""
     seen: dict[str, None] = {}
     for item in items:
         seen.setdefault(item, None)
@@ -218,6 +226,7 @@ def serving_hosts(hosts: Sequence[str]) -> list[str]:
 
 
 def covers(cert: x509.Certificate, hosts: Sequence[str]) -> bool:
+    """Whether every host is among ``cert``'s subject alternative names."""
     try:
         san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
@@ -235,4 +244,5 @@ def _normal_host(host: str) -> str:
 
 
 def fresh(cert: x509.Certificate) -> bool:
+    """Whether ``cert`` has more than :data:`RENEW_BEFORE` left."""
     return cert.not_valid_after_utc - utc_now() > RENEW_BEFORE

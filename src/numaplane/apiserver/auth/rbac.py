@@ -11,201 +11,57 @@ privileged-group authorizer does. ClusterRoles with an ``aggregationRule`` get t
 aggregation controller would write into them: the union, in name order, of the rules of every
 other ClusterRole a selector matches.
 
-The objects come from ``list_objects(group_resource)``; with a ``revision`` callable (the
-store's resourceVersion) the compiled policy is kept until the revision moves.
+The objects come from ``list_objects(group_resource)``. With a ``revision`` callable (the
+store's resourceVersion) they are listed again only when the revision moves, and compiled again
+(aggregation, an index of bindings by subject) only when one of them changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from numaplane.apiserver.auth.rules import (
+    Attributes,
+    Decision,
+    PolicyRule,
+    aggregate,
+    aggregate_rules,
+    by_name,
+    meta_of,
+    own_rules,
+    rule_allows,
+    selector_matches,
+)
 from numaplane.apiserver.auth.serviceaccount import service_account_username
 from numaplane.apiserver.user import MASTERS_GROUP, UserInfo
 
 Object = dict[str, Any]
 ListObjects = Callable[[str], list[Object]]
 
+__all__ = [
+    "CLUSTER_ROLES",
+    "CLUSTER_ROLE_BINDINGS",
+    "RBAC_GROUP",
+    "ROLES",
+    "ROLE_BINDINGS",
+    "Attributes",
+    "Decision",
+    "PolicyRule",
+    "RBACAuthorizer",
+    "RuleSource",
+    "aggregate_errors",
+    "aggregate_rules",
+    "rule_allows",
+    "selector_matches",
+]
+
 RBAC_GROUP: Final = "rbac.authorization.k8s.io"
 ROLES: Final = "roles.rbac.authorization.k8s.io"
 CLUSTER_ROLES: Final = "clusterroles.rbac.authorization.k8s.io"
 ROLE_BINDINGS: Final = "rolebindings.rbac.authorization.k8s.io"
 CLUSTER_ROLE_BINDINGS: Final = "clusterrolebindings.rbac.authorization.k8s.io"
-
-
-@dataclass(frozen=True)
-class Attributes:
-    """What a request asks (upstream's ``authorizer.Attributes``): a resource request names
-    verb, API group, resource, subresource, namespace and name; a non-resource request a
-    ``path``."""
-
-    user: UserInfo
-    verb: str
-    namespace: str = ""
-    api_group: str = ""
-    api_version: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
-    resource_request: bool = True
-    path: str = ""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """An authorization answer: ``allowed``, the ``reason`` (which binding allowed it, or the
-    resolution errors behind a denial), and ``denied`` (an explicit deny, which RBAC never
-    gives: it has no opinion instead)."""
-
-    allowed: bool
-    reason: str = ""
-    denied: bool = False
-
-
-@dataclass(frozen=True)
-class PolicyRule:
-    """One ``rules[]`` entry, with the fields as tuples."""
-
-    verbs: tuple[str, ...] = ()
-    api_groups: tuple[str, ...] = ()
-    resources: tuple[str, ...] = ()
-    resource_names: tuple[str, ...] = ()
-    non_resource_urls: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, rule: Mapping[str, Any]) -> PolicyRule:
-        """A rule from its JSON form."""
-
-        def strings(key: str) -> tuple[str, ...]:
-            value = rule.get(key) or ()
-            return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
-
-        return cls(
-            strings("verbs"),
-            strings("apiGroups"),
-            strings("resources"),
-            strings("resourceNames"),
-            strings("nonResourceURLs"),
-        )
-
-    def to_dict(self) -> Object:
-        """The JSON form, with empty fields left out as the API serializes them."""
-        out: Object = {}
-        if self.api_groups:
-            out["apiGroups"] = list(self.api_groups)
-        if self.non_resource_urls:
-            out["nonResourceURLs"] = list(self.non_resource_urls)
-        if self.resource_names:
-            out["resourceNames"] = list(self.resource_names)
-        if self.resources:
-            out["resources"] = list(self.resources)
-        out["verbs"] = list(self.verbs)
-        return out
-
-
-def rule_allows(attrs: Attributes, rule: PolicyRule) -> bool:
-    """Whether ``rule`` allows the request (upstream's ``RuleAllows``)."""
-    if not ("*" in rule.verbs or attrs.verb in rule.verbs):
-        return False
-    if not attrs.resource_request:
-        return _url_matches(rule.non_resource_urls, attrs.path)
-    if not ("*" in rule.api_groups or attrs.api_group in rule.api_groups):
-        return False
-    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    if not _resource_matches(rule.resources, combined, attrs.subresource):
-        return False
-    return not rule.resource_names or attrs.name in rule.resource_names
-
-
-def _resource_matches(resources: Sequence[str], combined: str, subresource: str) -> bool:
-    for resource in resources:
-        if resource in ("*", combined):
-            return True
-        # "*/status" grants a subresource of every resource; "pods/*" is no pattern upstream.
-        if subresource and resource == f"*/{subresource}":
-            return True
-    return False
-
-
-def _url_matches(urls: Sequence[str], path: str) -> bool:
-    for url in urls:
-        if url in ("*", path):
-            return True
-        if url.endswith("*") and path.startswith(url.rstrip("*")):
-            return True
-    return False
-
-
-def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """Whether a ``metav1.LabelSelector`` matches ``labels``: every ``matchLabels`` pair and
-    every ``matchExpressions`` requirement (In, NotIn, Exists, DoesNotExist); an empty selector
-    matches everything, an unknown operator nothing."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key", ""), expr.get("operator", "")
-        values = expr.get("values") or []
-        present = key in labels
-        if op == "In":
-            ok = present and labels[key] in values
-        elif op == "NotIn":
-            ok = not present or labels[key] not in values
-        elif op == "Exists":
-            ok = present
-        elif op == "DoesNotExist":
-            ok = not present
-        else:
-            return False
-        if not ok:
-            return False
-    return True
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _own_rules(role: Mapping[str, Any]) -> list[PolicyRule]:
-    return [PolicyRule.from_dict(r) for r in role.get("rules") or [] if isinstance(r, Mapping)]
-
-
-def aggregate_rules(
-    cluster_role: Mapping[str, Any], cluster_roles: Sequence[Object]
-) -> list[Object]:
-    """The ``rules`` the aggregation controller writes into ``cluster_role`` (which has an
-    ``aggregationRule``): for each selector in turn, the rules of every other matching
-    ClusterRole in name order, each rule once."""
-    return [r.to_dict() for r in _aggregate(cluster_role, _by_name(cluster_roles), ())]
-
-
-def _by_name(cluster_roles: Sequence[Object]) -> dict[str, Object]:
-    return {str(_meta(r).get("name", "")): r for r in cluster_roles}
-
-
-def _aggregate(
-    role: Mapping[str, Any], by_name: Mapping[str, Object], seen: tuple[str, ...]
-) -> list[PolicyRule]:
-    name = str(_meta(role).get("name", ""))
-    rule = role.get("aggregationRule")
-    if not isinstance(rule, Mapping):
-        return _own_rules(role)
-    out: list[PolicyRule] = []
-    for selector in rule.get("clusterRoleSelectors") or []:
-        for other_name in sorted(by_name):
-            other = by_name[other_name]
-            if other_name == name or other_name in seen:
-                continue
-            if not selector_matches(selector, _meta(other).get("labels") or {}):
-                continue
-            # An aggregated role's own rules are what the controller wrote into it, which is
-            # what it would have aggregated: resolve it the same way (cycles stop at `seen`).
-            for r in _aggregate(other, by_name, (*seen, name)):
-                if r not in out:
-                    out.append(r)
-    return out
 
 
 @dataclass(frozen=True)
@@ -224,10 +80,51 @@ class _Policy:
     cluster_roles: dict[str, list[PolicyRule]] = field(default_factory=dict)
     cluster_bindings: list[_Binding] = field(default_factory=list)
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    # (kind, name) of a subject -> positions of the bindings naming it, so a request visits the
+    # bindings that can apply to its user, not all of them.
+    cluster_index: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    index: dict[str, dict[tuple[str, str], list[int]]] = field(default_factory=dict)
+
+
+def _subject_key(subject: Mapping[str, Any], namespace: str) -> tuple[str, str] | None:
+    kind, name = subject.get("kind"), str(subject.get("name", ""))
+    if kind == "User":
+        return ("user", name)
+    if kind == "Group":
+        return ("group", name)
+    if kind == "ServiceAccount":
+        sa_namespace = str(subject.get("namespace") or namespace)
+        return ("user", service_account_username(sa_namespace, name)) if sa_namespace else None
+    return None
+
+
+def _index(bindings: Sequence[_Binding], namespace: str) -> dict[tuple[str, str], list[int]]:
+    index: dict[tuple[str, str], list[int]] = {}
+    for position, binding in enumerate(bindings):
+        for subject in binding.subjects:
+            key = _subject_key(subject, namespace)
+            if key is not None:
+                listed = index.setdefault(key, [])
+                if not listed or listed[-1] != position:
+                    listed.append(position)
+    return index
+
+
+def _user_keys(user: UserInfo) -> list[tuple[str, str]]:
+    return [("user", user.name), *(("group", g) for g in user.groups)]
+
+
+def _candidates(
+    bindings: Sequence[_Binding], index: Mapping[tuple[str, str], list[int]], user: UserInfo
+) -> list[_Binding]:
+    positions: set[int] = set()
+    for key in _user_keys(user):
+        positions.update(index.get(key, ()))
+    return [bindings[i] for i in sorted(positions)]
 
 
 def _binding(obj: Mapping[str, Any], kind: str) -> _Binding:
-    meta, ref = _meta(obj), obj.get("roleRef") or {}
+    meta, ref = meta_of(obj), obj.get("roleRef") or {}
     subjects = tuple(s for s in obj.get("subjects") or [] if isinstance(s, Mapping))
     return _Binding(
         kind,
@@ -239,25 +136,48 @@ def _binding(obj: Mapping[str, Any], kind: str) -> _Binding:
     )
 
 
-def _compile(list_objects: ListObjects) -> _Policy:
+_RBAC_RESOURCES: Final = (CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS)
+
+
+def _list_all(list_objects: ListObjects) -> dict[str, list[Object]]:
+    return {resource: list_objects(resource) for resource in _RBAC_RESOURCES}
+
+
+def _fingerprint(listed: Mapping[str, list[Object]]) -> tuple[object, ...]:
+    """What identifies a state of the RBAC objects: each object's resourceVersion (the store
+    replaces an object on every write, never mutates it, so its identity stands in when there
+    is no resourceVersion)."""
+    out: list[object] = []
+    for resource in _RBAC_RESOURCES:
+        for obj in listed[resource]:
+            meta = meta_of(obj)
+            out.append(
+                (meta.get("namespace"), meta.get("name"), meta.get("resourceVersion"), id(obj))
+            )
+        out.append(resource)
+    return tuple(out)
+
+
+def _compile(listed: Mapping[str, list[Object]]) -> _Policy:
     policy = _Policy()
-    cluster_roles = list_objects(CLUSTER_ROLES)
-    by_name = _by_name(cluster_roles)
-    for name, role in by_name.items():
-        policy.cluster_roles[name] = _aggregate(role, by_name, ())
-    for role in list_objects(ROLES):
-        meta = _meta(role)
-        policy.roles[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = _own_rules(role)
+    named = by_name(listed[CLUSTER_ROLES])
+    for name, role in named.items():
+        policy.cluster_roles[name] = aggregate(role, named, ())
+    for role in listed[ROLES]:
+        meta = meta_of(role)
+        policy.roles[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = own_rules(role)
     bindings = sorted(
-        (_binding(b, "ClusterRoleBinding") for b in list_objects(CLUSTER_ROLE_BINDINGS)),
+        (_binding(b, "ClusterRoleBinding") for b in listed[CLUSTER_ROLE_BINDINGS]),
         key=lambda b: b.name,
     )
     policy.cluster_bindings = bindings
-    for obj in list_objects(ROLE_BINDINGS):
+    for obj in listed[ROLE_BINDINGS]:
         binding = _binding(obj, "RoleBinding")
         policy.bindings.setdefault(binding.namespace, []).append(binding)
-    for listed in policy.bindings.values():
-        listed.sort(key=lambda b: b.name)
+    for namespace, in_namespace in policy.bindings.items():
+        in_namespace.sort(key=lambda b: b.name)
+        policy.index[namespace] = _index(in_namespace, namespace)
+    policy.cluster_index = _index(policy.cluster_bindings, "")
     return policy
 
 
@@ -308,14 +228,20 @@ class RBACAuthorizer:
     ) -> None:
         self._list_objects = list_objects
         self._revision = revision
-        self._cached: tuple[int, _Policy] | None = None
+        self._cached_rv: int | None = None
+        self._cached: tuple[tuple[object, ...], _Policy] | None = None
 
     def _policy(self) -> _Policy:
-        if self._revision is None:
-            return _compile(self._list_objects)
-        rv = self._revision()
-        if self._cached is None or self._cached[0] != rv:
-            self._cached = (rv, _compile(self._list_objects))
+        rv = None if self._revision is None else self._revision()
+        if self._cached is not None and rv is not None and rv == self._cached_rv:
+            return self._cached[1]
+        # The revision is the whole store's: most writes touch no RBAC object, and listing
+        # four small resources costs far less than compiling (aggregation) again.
+        listed = _list_all(self._list_objects)
+        fingerprint = _fingerprint(listed)
+        if self._cached is None or self._cached[0] != fingerprint:
+            self._cached = (fingerprint, _compile(listed))
+        self._cached_rv = rv
         return self._cached[1]
 
     def role_reference_rules(
@@ -345,23 +271,33 @@ class RBACAuthorizer:
     ) -> tuple[list[tuple[RuleSource, PolicyRule]], list[str]]:
         """Every rule that applies to ``user`` in ``namespace`` with its source, and the
         resolution errors (upstream's ``VisitRulesFor``, in its order)."""
-        policy = self._policy()
         found: list[tuple[RuleSource, PolicyRule]] = []
         errs: list[str] = []
-        scoped = [(b, "") for b in policy.cluster_bindings]
+        for source, rules, err in self._visit(user, namespace, registry):
+            if err is not None:
+                errs.append(err)
+            else:
+                found.extend((source, rule) for rule in rules)
+        return found, errs
+
+    def _visit(
+        self, user: UserInfo, namespace: str, registry: bool
+    ) -> Iterator[tuple[RuleSource, list[PolicyRule], str | None]]:
+        """The bindings that apply to ``user``, ClusterRoleBindings first, each with its
+        source, its role's rules and the role's resolution error; lazily, so the authorizer
+        stops at the first rule that allows."""
+        policy = self._policy()
+        scoped = [(b, "") for b in _candidates(policy.cluster_bindings, policy.cluster_index, user)]
         if namespace:
-            scoped += [(b, namespace) for b in policy.bindings.get(namespace, [])]
+            in_namespace = policy.bindings.get(namespace, [])
+            index = policy.index.get(namespace, {})
+            scoped += [(b, namespace) for b in _candidates(in_namespace, index, user)]
         for binding, ns in scoped:
             subject = next((s for s in binding.subjects if _applies(user, s, ns)), None)
             if subject is None:
                 continue
             rules, err = self._ref_rules(policy, binding.role_kind, binding.role_name, ns, registry)
-            if err is not None:
-                errs.append(err)
-                continue
-            source = RuleSource(_describe(binding, subject))
-            found.extend((source, rule) for rule in rules)
-        return found, errs
+            yield RuleSource(_describe(binding, subject)), rules, err
 
     def rules_for(
         self, user: UserInfo, namespace: str, *, registry: bool = False
@@ -377,10 +313,14 @@ class RBACAuthorizer:
         errors (``RBAC: ...``) as the reason."""
         if MASTERS_GROUP in attrs.user.groups:
             return Decision(True, "")
-        found, errs = self.visit_rules(attrs.user, attrs.namespace)
-        for source, rule in found:
-            if rule_allows(attrs, rule):
-                return Decision(True, f"RBAC: allowed by {source.description}")
+        errs: list[str] = []
+        for source, rules, err in self._visit(attrs.user, attrs.namespace, False):
+            if err is not None:
+                errs.append(err)
+                continue
+            for rule in rules:
+                if rule_allows(attrs, rule):
+                    return Decision(True, f"RBAC: allowed by {source.description}")
         reason = f"RBAC: {aggregate_errors(errs)}" if errs else ""
         return Decision(False, reason)
 

@@ -167,6 +167,9 @@ def _deleted(obj: Mapping[str, Any], before: float | None) -> bool:
     return moment is None or moment < before
 
 
+_SIGNED_CACHE_SIZE: Final = 4096
+
+
 @dataclass(frozen=True)
 class TokenValidator:
     """Checks ServiceAccount JWTs against the signing key, the issuer, the API audiences, the
@@ -175,20 +178,20 @@ class TokenValidator:
     public_key: rsa.RSAPublicKey
     issuer: str = DEFAULT_ISSUER
     api_audiences: tuple[str, ...] = (DEFAULT_ISSUER,)
+    # token -> its claims, once the signature verified: a signed token's claims never change,
+    # and decoding is most of the cost of a request (the checks of time and of the objects the
+    # token names still run on every request).
+    _signed: dict[str, Mapping[str, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
-    def validate(
-        self, token: str, cluster: str, lookup: Lookup, now: float | None = None
-    ) -> UserInfo | None:
-        """The ServiceAccount user of ``token``, or None when it is no valid token here."""
-        now = time.time() if now is None else now
+    def _claims(self, token: str) -> Mapping[str, Any] | None:
+        claims = self._signed.get(token)
+        if claims is not None:
+            return claims
         try:
-            unverified = jwt.decode(token, options={"verify_signature": False})
-        except jwt.PyJWTError:
-            return None
-        issuer = unverified.get("iss")
-        if issuer not in (self.issuer, LEGACY_ISSUER):
-            return None
-        try:
+            # One key signs both kinds of token, so one verified decode serves both; the time
+            # claims are checked by the caller against ``now`` with upstream's leeway.
             claims = jwt.decode(
                 token,
                 self.public_key,
@@ -201,6 +204,22 @@ class TokenValidator:
                 },
             )
         except jwt.PyJWTError:
+            return None
+        if len(self._signed) >= _SIGNED_CACHE_SIZE:
+            self._signed.clear()
+        self._signed[token] = claims
+        return claims
+
+    def validate(
+        self, token: str, cluster: str, lookup: Lookup, now: float | None = None
+    ) -> UserInfo | None:
+        """The ServiceAccount user of ``token``, or None when it is no valid token here."""
+        now = time.time() if now is None else now
+        claims = self._claims(token)
+        if claims is None:
+            return None
+        issuer = claims.get("iss")
+        if issuer not in (self.issuer, LEGACY_ISSUER):
             return None
         if claims.get(CLUSTER_CLAIM) != cluster:
             return None
@@ -299,3 +318,38 @@ def _validate_legacy(token: str, claims: Mapping[str, Any], lookup: Lookup) -> U
         groups=service_account_groups(namespace),
         uid=sa_uid,
     )
+
+
+def _b64url_uint(value: int) -> str:
+    raw = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def openid_configuration(signer: TokenSigner) -> Object:
+    """``/.well-known/openid-configuration``: the ServiceAccount issuer's discovery document,
+    its ``jwks_uri`` the issuer's host with ``/openid/v1/jwks`` (no
+    ``--service-account-jwks-uri``)."""
+    scheme, sep, rest = signer.issuer.partition("://")
+    host = rest.split("/", 1)[0]
+    base = f"{scheme}{sep}{host}" if sep else signer.issuer.rstrip("/")
+    return {
+        "issuer": signer.issuer,
+        "jwks_uri": f"{base}/openid/v1/jwks",
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+    }
+
+
+def jwks(signer: TokenSigner) -> Object:
+    """``/openid/v1/jwks``: the verification key as a JSON Web Key Set."""
+    numbers = signer.public_key.public_numbers()
+    key = {
+        "use": "sig",
+        "kty": "RSA",
+        "kid": signer.key_id,
+        "alg": "RS256",
+        "n": _b64url_uint(numbers.n),
+        "e": _b64url_uint(numbers.e),
+    }
+    return {"keys": [key]}

@@ -154,7 +154,8 @@ def issue_token(
     sa = lookup("serviceaccounts", namespace, name)
     if sa is None:
         raise errors.not_found("serviceaccounts", name)
-    spec = dict(body.get("spec") or {})
+    # kubectl sends every spec field, unset ones as null; upstream leaves those out.
+    spec = {k: v for k, v in (body.get("spec") or {}).items() if v is not None}
     audiences = list(spec.get("audiences") or []) or list(signer.api_audiences)
     spec["audiences"] = audiences
     expiration = spec.get("expirationSeconds")

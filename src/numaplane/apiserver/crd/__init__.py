@@ -6,6 +6,9 @@ Pure functions over JSON dicts; no I/O.
 
 from __future__ import annotations
 
+from numaplane.apiserver.crd.apiextensions import default_crd, validate_crd
 from numaplane.apiserver.crd.definition import crd_resource_infos
+from numaplane.apiserver.crd.pruning import prune
+from numaplane.apiserver.crd.status import crd_status
 
-__all__ = ["crd_resource_infos"]
+__all__ = ["crd_resource_infos", "crd_status", "default_crd", "prune", "validate_crd"]

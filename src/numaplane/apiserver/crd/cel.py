@@ -27,52 +27,27 @@ import celpy
 from celpy import celtypes
 
 from numaplane.apiserver.crd import cellib
+from numaplane.apiserver.crd.celvalues import to_cel
+from numaplane.apiserver.crd.correlation import NO_OLD, correlate, json_equal
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
 from numaplane.apiserver.crd.schema import Node
-from numaplane.apiserver.crd.validation import child_path, index_path
 from numaplane.apiserver.errors import OMIT, FieldError
+from numaplane.errors import NumaplaneError
 
 ROOT_PATH: Final = "<nil>"
 
-_OLD_SELF: Final = re.compile(r"\boldSelf\b")
-
-#: Property names CEL cannot spell as written, escaped as Kubernetes does.
-_RESERVED: Final = frozenset(
-    {
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    }
+#: The ``reason`` values a rule may give (upstream's ``FieldValueErrorReason``).
+REASONS: Final = (
+    "FieldValueRequired",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueDuplicate",
 )
 
-
-def escape_name(name: str) -> str:
-    """A property name as CEL sees it (``__dash__``, ``__dot__``, ``__slash__``, reserved words
-    as ``__name__``, ``__`` as ``__underscores__``)."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    escaped = name.replace("__", "__underscores__")
-    return escaped.replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
+_OLD_SELF: Final = re.compile(r"\boldSelf\b")
 
 
-class CompileError(ValueError):
+class CompileError(NumaplaneError):
     """A rule that does not compile, worded as upstream's ``compilation failed: ...``."""
 
 
@@ -113,6 +88,14 @@ class CompiledRules:
 _ENV: Final = celpy.Environment()
 
 
+def parse_rule(text: str) -> Any:
+    """The parse tree of a rule (``CompileError`` worded as cel-go when it does not parse)."""
+    try:
+        return _ENV.compile(text)
+    except Exception as exc:  # celpy raises its own parse errors and lark's
+        raise CompileError(f"compilation failed: {_syntax_error(exc)}") from None
+
+
 def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
     """One rule dict compiled; a syntax error is kept in ``error`` (the rule then fails)."""
     text = str(raw.get("rule", ""))
@@ -123,14 +106,14 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
     try:
         program = _ENV.program(_ENV.compile(text), functions=cellib.FUNCTIONS)
     except Exception as exc:  # celpy raises its own parse errors and lark's
-        error = f"compilation failed: {_one_line(str(exc))}"
+        error = f"compilation failed: {_syntax_error(exc)}"
     if message_expression:
         try:
             message_program = _ENV.program(
                 _ENV.compile(message_expression), functions=cellib.FUNCTIONS
             )
         except Exception as exc:
-            error = error or f"messageExpression compilation failed: {_one_line(str(exc))}"
+            error = error or f"messageExpression compilation failed: {_syntax_error(exc)}"
     return CompiledRule(
         rule=text,
         message=str(raw.get("message", "") or ""),
@@ -143,6 +126,13 @@ def compile_rule(raw: Mapping[str, Any]) -> CompiledRule:
         message_program=message_program,
         error=error,
     )
+
+
+def _syntax_error(exc: BaseException) -> str:
+    # cel-go's shape (``ERROR: <input>:1:8: Syntax error: ...``); celpy knows where, not why.
+    line = getattr(exc, "line", None) or 1
+    column = getattr(exc, "column", None) or 1
+    return f"ERROR: <input>:{line}:{column}: Syntax error: unexpected input"
 
 
 def _one_line(text: str) -> str:
@@ -170,157 +160,112 @@ def compile_schema(root: Node) -> CompiledRules:
     return CompiledRules(root, by_node, frozenset(below))
 
 
-# ---- values --------------------------------------------------------------------------------
-
-
-class SetList(celtypes.ListType):
-    """A ``set`` or ``map`` list: equal to another with the same items in any order."""
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, list) or len(other) != len(self):
-            return False
-        remaining = list(other)
-        for item in self:
-            for i, candidate in enumerate(remaining):
-                if _equal(item, candidate):
-                    del remaining[i]
-                    break
-            else:
-                return False
-        return True
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def _equal(left: Any, right: Any) -> bool:
-    try:
-        return bool(left == right)
-    except TypeError:
-        return False
-
-
-def to_cel(node: Node | None, value: Any) -> Any:
-    """A JSON value as the CEL value Kubernetes binds for a field of schema ``node``."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return celtypes.BoolType(value)
-    if isinstance(value, int):
-        if node is not None and node.type == "number":
-            return celtypes.DoubleType(float(value))
-        return celtypes.IntType(value)
-    if isinstance(value, float):
-        if node is not None and node.type == "integer" and value.is_integer():
-            return celtypes.IntType(int(value))
-        return celtypes.DoubleType(value)
-    if isinstance(value, str):
-        return _string(node, value)
-    if isinstance(value, list):
-        items = node.items if node is not None else None
-        converted = [to_cel(items, v) for v in value]
-        if node is not None and node.list_type in ("set", "map"):
-            return SetList(converted)
-        return celtypes.ListType(converted)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        for key, sub in value.items():
-            prop = node.properties.get(key) if node is not None else None
-            if prop is not None:
-                out[celtypes.StringType(escape_name(key))] = to_cel(prop, sub)
-            else:
-                extra = node.additional if node is not None else None
-                out[celtypes.StringType(key)] = to_cel(extra, sub)
-        return celtypes.MapType(out)
-    return value
-
-
-def _string(node: Node | None, value: str) -> Any:
-    fmt = node.raw.get("format", "") if node is not None else ""
-    try:
-        if fmt in ("date-time", "datetime"):
-            return celtypes.TimestampType(value)
-        if fmt == "duration":
-            return celtypes.DurationType(value)
-    except (ValueError, TypeError):
-        pass
-    return celtypes.StringType(value)
-
-
 # ---- evaluation ----------------------------------------------------------------------------
 
 
-_ABSENT: Final = object()
+@dataclass
+class _Pass:
+    """One validation: its errors, and each node's value converted once."""
+
+    compiled: CompiledRules
+    errs: list[FieldError] = field(default_factory=list)
+    converted: dict[tuple[int, int, bool], Any] = field(default_factory=dict)
+
+    def cel_value(self, node: Node, value: Any, resource: bool) -> Any:
+        """``value`` (under ``node``) as a CEL value, converted once per pass."""
+        key = (id(node), id(value), resource)
+        found = self.converted.get(key, _MISS)
+        if found is _MISS:
+            found = self.converted[key] = to_cel(node, value, resource=resource)
+        return found
+
+
+_MISS: Final = object()
 
 
 def validate(compiled: CompiledRules, new: Any, old: Any | None) -> list[FieldError]:
-    """The rule failures of ``new`` (an update when ``old`` is not ``None``)."""
+    """The rule failures of ``new`` (an update when ``old`` is not ``None``).
+
+    On update, a rule that does not read ``oldSelf`` and evaluates to false where the value is
+    unchanged (the value itself when it correlates with an old one, else its nearest
+    correlatable ancestor) is not reported: upstream's validation ratcheting. Evaluation errors
+    are always reported, as upstream does."""
     if compiled.empty:
         return []
-    errs: list[FieldError] = []
-    _walk(compiled, compiled.root, new, old if old is not None else _ABSENT, "", errs)
-    return errs
+    run = _Pass(compiled)
+    start = old if old is not None else NO_OLD
+    _walk(run, compiled.root, new, start, "", start, False)
+    return run.errs
 
 
 def _walk(
-    compiled: CompiledRules, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
+    run: _Pass,
+    node: Node,
+    value: Any,
+    old: Any,
+    path: str,
+    ratchet_old: Any,
+    parent_unchanged: bool,
 ) -> None:
-    if id(node) not in compiled.has_rules_below or value is None:
+    # ``old`` is what oldSelf binds (correlated through objects and map lists); ``ratchet_old``
+    # the value ratcheting compares with (also through set lists).
+    if id(node) not in run.compiled.has_rules_below or value is None:
         return
-    for rule in compiled.by_node.get(id(node), ()):
-        _run(rule, node, value, old, path, errs)
+    unchanged = parent_unchanged if ratchet_old is NO_OLD else json_equal(value, ratchet_old)
+    for rule in run.compiled.by_node.get(id(node), ()):
+        _run(run, rule, node, value, old, path, ratchet=unchanged and not rule.transition)
     if isinstance(value, dict):
         for key in sorted(value):
             sub = node.child(key)
             if sub is None:
                 continue
-            old_sub = old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT
-            _walk(compiled, sub, value[key], old_sub, child_path(path, key), errs)
+            old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            ratchet_sub = ratchet_old.get(key, NO_OLD) if isinstance(ratchet_old, dict) else NO_OLD
+            here = field_path(path, key, key in node.properties)
+            _walk(run, sub, value[key], old_sub, here, ratchet_sub, unchanged)
     elif isinstance(value, list) and node.items is not None:
         olds = _correlate(node, value, old)
+        ratchet_olds = correlate(node, value, ratchet_old)
         for i, item in enumerate(value):
-            _walk(compiled, node.items, item, olds[i], index_path(path, i), errs)
+            here = index_path(path, i)
+            _walk(run, node.items, item, olds[i], here, ratchet_olds[i], unchanged)
 
 
 def _correlate(node: Node, value: list[Any], old: Any) -> list[Any]:
-    if node.list_type != "map" or not isinstance(old, list) or not node.map_keys:
-        return [_ABSENT] * len(value)
-
-    def key(item: Any) -> tuple[Any, ...] | None:
-        if not isinstance(item, dict):
-            return None
-        return tuple(repr(item.get(k)) for k in node.map_keys)
-
-    by_key = {key(item): item for item in old if key(item) is not None}
-    return [by_key.get(key(item), _ABSENT) for item in value]
+    # Transition rules correlate only through map lists (upstream: a set or atomic list item
+    # has no identity to carry oldSelf across an update).
+    if node.list_type != "map":
+        return [NO_OLD] * len(value)
+    return correlate(node, value, old)
 
 
 def _run(
-    rule: CompiledRule, node: Node, value: Any, old: Any, path: str, errs: list[FieldError]
+    run: _Pass, rule: CompiledRule, node: Node, value: Any, old: Any, path: str, *, ratchet: bool
 ) -> None:
-    where = _with_field_path(path, rule.field_path)
+    errs = run.errs
+    where = path or ROOT_PATH
     shown_type = node.type
     if rule.program is None:
-        errs.append(FieldError("FieldValueInvalid", where, shown_type, rule.error))
+        errs.append(
+            FieldError("FieldValueInvalid", where, shown_type, f"rule compile error: {rule.error}")
+        )
         return
-    activation: dict[str, Any] = {"self": to_cel(node, value)}
+    root = not path
+    activation: dict[str, Any] = {"self": run.cel_value(node, value, root)}
     if rule.transition:
-        if old is _ABSENT:
+        if old is NO_OLD:
             if not rule.optional_old_self:
                 return
             activation["oldSelf"] = cellib.Optional(None)
         else:
-            converted = to_cel(node, old)
+            converted = run.cel_value(node, old, root)
             activation["oldSelf"] = (
                 cellib.Optional(converted) if rule.optional_old_self else converted
             )
     try:
         result = rule.program.evaluate(activation)
     except Exception as exc:  # celpy wraps evaluation errors of every kind
-        detail = f"{describe_error(exc)} evaluating rule: {_rule_string(rule)}"
-        errs.append(FieldError("FieldValueInvalid", where, shown_type, detail))
+        errs.append(FieldError("FieldValueInvalid", where, shown_type, _eval_error(exc, rule)))
         return
     if isinstance(result, celtypes.BoolType) and bool(result):
         return
@@ -328,8 +273,21 @@ def _run(
         detail = f"rule did not evaluate to a bool evaluating rule: {_rule_string(rule)}"
         errs.append(FieldError("FieldValueInvalid", where, shown_type, detail))
         return
+    if ratchet:
+        return
+    where = _with_field_path(path, rule.field_path)
     message = _message(rule, activation)
     errs.append(_for_reason(rule.reason, where, shown_type, message))
+
+
+def _eval_error(exc: BaseException, rule: CompiledRule) -> str:
+    described = describe_error(exc)
+    if described.startswith("no such overload"):
+        return (
+            f"'{described}': call arguments did not match a supported operator, function or "
+            f"macro signature for rule: {_rule_string(rule)}"
+        )
+    return f"{described} evaluating rule: {_rule_string(rule)}"
 
 
 def _rule_string(rule: CompiledRule) -> str:
@@ -342,8 +300,9 @@ def _message(rule: CompiledRule, activation: Mapping[str, Any]) -> str:
             text = rule.message_program.evaluate(dict(activation))
         except Exception:  # a failing messageExpression falls back to the static message
             text = None
-        if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5000:
-            return str(text)
+        trimmed = str(text).strip() if isinstance(text, str) else ""
+        if trimmed and "\n" not in trimmed and len(trimmed.encode()) <= 5000:
+            return trimmed
     if rule.message:
         return rule.message.strip()
     return f"failed rule: {_rule_string(rule)}"

@@ -6,10 +6,11 @@ prunes unknown fields, applies the schema's defaults, and validates with the ver
 
 Versions and conversion: a CRD with several served versions and no conversion webhook has
 conversion strategy ``None``, as upstream: objects are stored at the storage version and served
-at every version unchanged except ``apiVersion`` (nothing else is converted; fields a version's
-schema does not know are pruned when an object is written through that version, and each
-version's own defaults and validation apply to writes through it). A ``Webhook`` strategy is
-served the same way (no webhook is called).
+at every version unchanged except ``apiVersion``. Nothing else is converted: a write through a
+version is pruned, defaulted and validated with that version's schema, then stored as it is
+under the storage version's ``apiVersion``; upstream also prunes with the storage version's
+schema when it reads an object back (the storage version's ``extra["prune"]`` does that for a
+caller that wants it). A ``Webhook`` strategy is served the same way (no webhook is called).
 
 Compiled schemas are cached per CRD (uid, generation), so a registry may rebuild its infos on
 every CRD event without recompiling CEL rules.
@@ -24,11 +25,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from numaplane.apiserver.crd import cel
+from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
-from numaplane.apiserver.crd.printer import CRDTablePrinter, find, parse_jsonpath, text_of
+from numaplane.apiserver.crd.listtype import list_errors
+from numaplane.apiserver.crd.printer import (
+    CRDTablePrinter,
+    JSONPathError,
+    find,
+    parse_jsonpath,
+    text_of,
+)
 from numaplane.apiserver.crd.pruning import prune, prune_nulls
 from numaplane.apiserver.crd.schema import Node, parse
-from numaplane.apiserver.crd.validation import list_errors, validate
+from numaplane.apiserver.crd.validation import embedded_errors, validate
 from numaplane.apiserver.errors import FieldError, forbidden_field, invalid_value, required
 from numaplane.apiserver.resource import ALL_VERBS, Object, ResourceInfo
 
@@ -159,13 +168,14 @@ class CRDStrategy:
     def validate(self, obj: Object) -> list[FieldError]:
         """Object meta, schema, list types, then CEL rules (upstream's order)."""
         errs = self._meta_validator(obj, self._namespaced)
-        errs.extend(self._schema_errors(obj))
+        errs.extend(self._schema_errors(obj, NO_OLD))
         return self._with_rules(errs, obj, None)
 
     def validate_update(self, new: Object, old: Object) -> list[FieldError]:
-        """As :meth:`validate`, with transition rules seeing ``oldSelf``."""
+        """As :meth:`validate`, with transition rules seeing ``oldSelf``, and schema and rule
+        errors in parts left unchanged not reported (upstream's ratcheting)."""
         errs = self._meta_validator(new, self._namespaced)
-        errs.extend(self._schema_errors(new))
+        errs.extend(self._schema_errors(new, old))
         return self._with_rules(errs, new, old)
 
     def _with_rules(
@@ -181,9 +191,12 @@ class CRDStrategy:
         errs.extend(cel.validate(self._compiled.rules, new, old))
         return errs
 
-    def _schema_errors(self, obj: Object) -> list[FieldError]:
+    def _schema_errors(self, obj: Object, old: Any) -> list[FieldError]:
+        # The schema is ratcheted against the old object; embedded resources and list types
+        # are checked in full, as upstream does.
         node = self._compiled.node
-        errs = validate(node, obj)
+        errs = validate(node, obj, old=old)
+        errs.extend(embedded_errors(node, obj))
         errs.extend(list_errors(node, obj))
         return errs
 
@@ -246,6 +259,29 @@ def _field_set(
     return fields
 
 
+def _selectable(version: Mapping[str, Any]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    # selectableFields as (field label, parsed path); a path outside the subset is left out
+    # (validate_crd refuses such a definition; this keeps a stored one from breaking serving).
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for entry in version.get("selectableFields") or ():
+        path = str(entry.get("jsonPath", ""))
+        try:
+            out.append((path.lstrip("."), parse_jsonpath(path)))
+        except JSONPathError:
+            continue
+    return tuple(out)
+
+
+def _deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str | None:
+    # The Warning header upstream sends for a deprecated version: its own text, or the default.
+    if not version.get("deprecated", False):
+        return None
+    custom = version.get("deprecationWarning")
+    if custom:
+        return str(custom)
+    return f"{group}/{version.get('name', '')} {kind} is deprecated"
+
+
 def crd_resource_infos(
     crd: Mapping[str, Any],
     *,
@@ -253,9 +289,12 @@ def crd_resource_infos(
 ) -> list[ResourceInfo]:
     """One :class:`ResourceInfo` per served version of ``crd`` (storage version noted).
 
-    ``extra`` carries ``schema`` (the version's raw ``openAPIV3Schema``), ``scale`` (the scale
-    subresource's paths, or ``None``), ``crd`` (the CRD's name) and ``prune`` (a function
-    pruning an object in place and returning the unknown-field paths).
+    ``extra`` carries ``schema`` and ``openapi_schema`` (the version's raw
+    ``openAPIV3Schema``, for OpenAPI and ``kubectl explain``), ``scale`` (the scale
+    subresource's paths, or ``None``), ``crd`` (the CRD's name), ``prune`` (a function
+    pruning an object in place and returning the unknown-field paths), ``deprecated`` and
+    ``deprecation_warning`` (the ``Warning`` header text for a deprecated version, else
+    ``None``).
     """
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
@@ -279,10 +318,7 @@ def crd_resource_infos(
         subresources = tuple(
             s for s in ("status", "scale") if s in (version.get("subresources") or {})
         )
-        selectable = tuple(
-            (str(f["jsonPath"]).lstrip("."), parse_jsonpath(str(f["jsonPath"])))
-            for f in version.get("selectableFields") or ()
-        )
+        selectable = _selectable(version)
         infos.append(
             ResourceInfo(
                 group=group,
@@ -302,11 +338,12 @@ def crd_resource_infos(
                 storage_version=storage,
                 extra={
                     "schema": (version.get("schema") or {}).get("openAPIV3Schema"),
+                    "openapi_schema": (version.get("schema") or {}).get("openAPIV3Schema"),
                     "scale": compiled.scale,
                     "crd": (crd.get("metadata") or {}).get("name", ""),
                     "prune": strategy.prune,
                     "deprecated": bool(version.get("deprecated", False)),
-                    "deprecation_warning": version.get("deprecationWarning"),
+                    "deprecation_warning": _deprecation(group, kind, version),
                 },
             )
         )

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from numaplane.apiserver.crd.validation import go_number
 from numaplane.apiserver.resource import Object, TableColumn
+from numaplane.errors import NumaplaneError
 
 NAME_DESCRIPTION: Final = (
     "Name must be unique within a namespace. Is required when creating resources, although some "
@@ -47,7 +48,7 @@ DEFAULT_COLUMNS: Final = (
 )
 
 
-class JSONPathError(ValueError):
+class JSONPathError(NumaplaneError):
     """A JSONPath outside the supported subset."""
 
 
@@ -310,7 +311,14 @@ def cell(column_type: str, value: Any, now: float) -> Any:
 @dataclass(frozen=True)
 class _Column:
     definition: TableColumn
-    steps: tuple[_Step, ...]
+    steps: tuple[_Step, ...] | None  # None: a path outside the subset, whose cells stay empty
+
+
+def _steps_or_none(path: str) -> tuple[_Step, ...] | None:
+    try:
+        return parse_jsonpath(path)
+    except (JSONPathError, ValueError):
+        return None
 
 
 class CRDTablePrinter:
@@ -328,7 +336,7 @@ class CRDTablePrinter:
                     description=str(col.get("description", "")),
                     priority=int(col.get("priority", 0)),
                 ),
-                parse_jsonpath(str(col.get("jsonPath", ""))),
+                _steps_or_none(str(col.get("jsonPath", ""))),
             )
             for col in chosen
         )
@@ -342,7 +350,7 @@ class CRDTablePrinter:
         """The cells of ``obj``: its name, then each column's first JSONPath match."""
         cells: list[Any] = [obj.get("metadata", {}).get("name", "")]
         for column in self._columns:
-            found = find(column.steps, obj)
+            found = find(column.steps, obj) if column.steps is not None else []
             if not found:
                 cells.append(None)
             elif column.definition.type == "string":

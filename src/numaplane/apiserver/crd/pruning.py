@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from numaplane.apiserver.crd.paths import child_path, index_path
 from numaplane.apiserver.crd.schema import OBJECT_META_FIELDS, Node
-from numaplane.apiserver.crd.validation import child_path, index_path
 
 
 def prune(node: Node, obj: dict[str, Any]) -> list[str]:

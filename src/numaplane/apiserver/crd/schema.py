@@ -167,32 +167,7 @@ def _structural(raw: Mapping[str, Any], path: str, errs: list[FieldError], *, ro
                 "additionalProperties and properties are mutual exclusive",
             )
         )
-    list_type = raw.get("x-kubernetes-list-type")
-    if list_type is not None:
-        if list_type not in ("atomic", "set", "map"):
-            errs.append(
-                FieldError(
-                    "FieldValueNotSupported",
-                    f"{path}.x-kubernetes-list-type",
-                    list_type,
-                    'supported values: "atomic", "set", "map"',
-                )
-            )
-        elif kind != "array":
-            errs.append(
-                invalid_value(
-                    f"{path}.x-kubernetes-list-type",
-                    list_type,
-                    "must only be used if type is array",
-                )
-            )
-    if list_type == "map" and not raw.get("x-kubernetes-list-map-keys"):
-        errs.append(
-            required(
-                f"{path}.x-kubernetes-list-map-keys",
-                'must not be empty if x-kubernetes-list-type is "map"',
-            )
-        )
+    errs.extend(list_type_errors(raw, path))
     for name, sub in (raw.get("properties") or {}).items():
         if isinstance(sub, Mapping):
             _structural(sub, f"{path}.properties[{name}]", errs, root=False)
@@ -204,3 +179,105 @@ def _structural(raw: Mapping[str, Any], path: str, errs: list[FieldError], *, ro
     additional = raw.get("additionalProperties")
     if isinstance(additional, Mapping):
         _structural(additional, f"{path}.additionalProperties", errs, root=False)
+
+
+def list_type_errors(raw: Mapping[str, Any], path: str) -> list[FieldError]:
+    """The ``x-kubernetes-list-type`` / ``x-kubernetes-list-map-keys`` rules of upstream's CRD
+    schema validation: known list types, map keys naming required (or defaulted) scalar item
+    properties, set items atomic."""
+    errs: list[FieldError] = []
+    list_type = raw.get("x-kubernetes-list-type")
+    keys = list(raw.get("x-kubernetes-list-map-keys") or ())
+    here = f"{path}.x-kubernetes-list-type"
+    if list_type is not None and list_type not in ("atomic", "set", "map"):
+        errs.append(
+            FieldError(
+                "FieldValueNotSupported",
+                here,
+                list_type,
+                'supported values: "atomic", "set", "map"',
+            )
+        )
+    elif list_type is not None and raw.get("type") != "array":
+        errs.append(invalid_value(here, list_type, "must only be used if type is array"))
+    if keys and list_type is None:
+        errs.append(required(here, "must be map if x-kubernetes-list-map-keys is non-empty"))
+    elif keys and list_type != "map":
+        errs.append(
+            invalid_value(here, list_type, "must be map if x-kubernetes-list-map-keys is non-empty")
+        )
+    items = raw.get("items")
+    if list_type == "map":
+        errs.extend(_map_list_errors(items, keys, path))
+    if list_type == "set" and isinstance(items, Mapping):
+        if (
+            items.get("type") == "array"
+            and items.get("x-kubernetes-list-type", "atomic") != "atomic"
+        ):
+            errs.append(
+                invalid_value(
+                    f"{path}.items.x-kubernetes-list-type",
+                    items.get("x-kubernetes-list-type"),
+                    "must be atomic as item of a list with x-kubernetes-list-type=set",
+                )
+            )
+        if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
+            errs.append(
+                invalid_value(
+                    f"{path}.items.x-kubernetes-map-type",
+                    items.get("x-kubernetes-map-type"),
+                    "must be atomic as item of a list with x-kubernetes-list-type=set",
+                )
+            )
+    return errs
+
+
+def _map_list_errors(items: Any, keys: list[str], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    keys_path = f"{path}.x-kubernetes-list-map-keys"
+    if not keys:
+        errs.append(required(keys_path, "must not be empty if x-kubernetes-list-type is map"))
+    if not isinstance(items, Mapping):
+        errs.append(
+            required(f"{path}.items", "must have a schema if x-kubernetes-list-type is map")
+        )
+        return errs
+    if items.get("type") != "object":
+        errs.append(
+            invalid_value(
+                f"{path}.items.type",
+                items.get("type", ""),
+                "must be object if parent array's x-kubernetes-list-type is map",
+            )
+        )
+        return errs
+    properties = items.get("properties") or {}
+    required_keys = set(items.get("required") or ())
+    seen: set[str] = set()
+    for key in keys:
+        prop = properties.get(key)
+        if prop is None:
+            errs.append(
+                invalid_value(keys_path, keys, "entries must all be names of item properties")
+            )
+        else:
+            if prop.get("type") in ("array", "object"):
+                errs.append(
+                    invalid_value(
+                        f"{path}.items.properties[{key}].type",
+                        prop.get("type"),
+                        "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                    )
+                )
+            if key not in required_keys and "default" not in prop:
+                errs.append(
+                    required(
+                        f"{path}.items.properties[{key}].default",
+                        "this property is in x-kubernetes-list-map-keys, so it must have a "
+                        "default or be a required property",
+                    )
+                )
+        if key in seen:
+            errs.append(invalid_value(keys_path, keys, "must not contain duplicate entries"))
+        seen.add(key)
+    return errs

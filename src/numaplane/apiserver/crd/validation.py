@@ -6,47 +6,35 @@ required field is ``Required value``, an enum miss ``Unsupported value: "x": sup
 "a", "b"``, a type miss ``Invalid value: "string": spec.x in body must be of type integer:
 "string"``, maxLength ``Too long: may not be longer than 5``, maxItems/maxProperties ``Too many: 4:
 must have at most 3 items``, everything else ``Invalid value: V: <kube-openapi message>`` (``spec.x
-in body should be greater than or equal to 0``). :func:`validate` does the same walk; then
-:func:`list_errors` checks ``x-kubernetes-list-type`` set/map uniqueness (upstream's
-``listtype`` package).
+in body should be greater than or equal to 0``). :func:`validate` does the same walk
+(formats in :mod:`~numaplane.apiserver.crd.formats`, list types in
+:mod:`~numaplane.apiserver.crd.listtype`), and :func:`embedded_errors` upstream's checks of
+``x-kubernetes-embedded-resource`` objects.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import ipaddress
 import json
 import math
 import re
-import uuid
-from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from collections.abc import Mapping
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, Final
 
+from numaplane.apiserver.crd.correlation import NO_OLD, canonical, correlate, json_equal
+from numaplane.apiserver.crd.formats import FORMATS
+from numaplane.apiserver.crd.paths import child_path, field_path, index_path
+from numaplane.apiserver.crd.re2 import compile_re2
 from numaplane.apiserver.crd.schema import Node
 from numaplane.apiserver.errors import (
     OMIT,
     FieldError,
-    duplicate,
     invalid_value,
     not_supported,
     required,
 )
 
 _IN: Final = "body"
-
-
-def child_path(path: str, key: str) -> str:
-    """``spec`` + ``replicas`` -> ``spec.replicas`` (the root is ``""``)."""
-    return f"{path}.{key}" if path else key
-
-
-def index_path(path: str, index: int) -> str:
-    """``spec.items`` + 0 -> ``spec.items[0]``."""
-    return f"{path}[{index}]"
 
 
 def json_type(value: object) -> str:
@@ -98,15 +86,22 @@ def _type_name(node: Node) -> str:
     return "integer,string" if node.int_or_string else node.type
 
 
-def validate(node: Node, value: Any, path: str = "") -> list[FieldError]:
+def validate(node: Node, value: Any, path: str = "", old: Any = NO_OLD) -> list[FieldError]:
     """Field errors of ``value`` against ``node``, in kube-openapi's order (type, junctors,
-    string, format, number, array, enum, object)."""
+    string, format, number, array, enum, object).
+
+    With ``old`` (an update), errors in a part of the object that is unchanged from the
+    correlated old value are not reported (upstream's CRD validation ratcheting, on by default
+    since Kubernetes 1.30): tightening a schema does not block unrelated updates.
+    """
     errs: list[FieldError] = []
-    _validate(node, value, path, errs)
+    _validate(node, value, path, errs, old)
     return errs
 
 
-def _validate(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
+def _validate(node: Node, value: Any, path: str, errs: list[FieldError], old: Any = NO_OLD) -> None:
+    if old is not NO_OLD and json_equal(value, old):
+        return
     kind = json_type(value)
     raw = node.raw
     name = path
@@ -117,7 +112,9 @@ def _validate(node: Node, value: Any, path: str, errs: list[FieldError]) -> None
     if not _type_ok(node, kind):
         errs.append(_type_invalid(path, node, kind))
         # kube-openapi goes on with the validators that apply to the value's own kind; the
-        # enum check is the one that still fires.
+        # junctors and the enum are the ones that still fire.
+        if node.has_junctors:
+            _junctors(node, value, path, errs)
         _enum(raw, value, path, errs)
         return
     if node.has_junctors:
@@ -127,10 +124,10 @@ def _validate(node: Node, value: Any, path: str, errs: list[FieldError]) -> None
     if kind in ("integer", "number"):
         _number(raw, value, name, errs)
     if kind == "array":
-        _array(node, value, path, errs)
+        _array(node, value, path, errs, old)
     _enum(raw, value, path, errs)
     if kind == "object":
-        _object(node, value, path, errs)
+        _object(node, value, path, errs, old)
 
 
 def _type_invalid(path: str, node: Node, kind: str) -> FieldError:
@@ -143,33 +140,44 @@ def _type_invalid(path: str, node: Node, kind: str) -> FieldError:
 
 
 def _junctors(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
-    shown = path or "."
-    for sub in node.all_of:
-        sub_errs = validate(sub, value, path)
-        if sub_errs:
-            errs.extend(sub_errs)
+    # go-openapi's order (anyOf, oneOf, allOf, not) and wording. These composite errors are
+    # not field-level validation errors upstream, so they report at the nil path with an
+    # empty value: `<nil>: Invalid value: "": "spec.x" must validate ...`.
+    quoted = json.dumps(path)
+    if node.any_of:
+        results = [validate(sub, value, path) for sub in node.any_of]
+        if all(results):
+            errs.append(_composite(f"{quoted} must validate at least one schema (anyOf)"))
+            errs.extend(_closest(results))
+    if node.one_of:
+        results = [validate(sub, value, path) for sub in node.one_of]
+        valid = sum(1 for r in results if not r)
+        if valid != 1:
+            found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
             errs.append(
-                _junctor_error(path, f"{shown} in {_IN} must validate all the schemas (allOf)")
+                _composite(f"{quoted} must validate one and only one schema (oneOf). {found}")
             )
-    if node.any_of and all(validate(sub, value, path) for sub in node.any_of):
-        errs.append(
-            _junctor_error(path, f"{shown} in {_IN} must validate at least one schema (anyOf)")
-        )
-    if node.one_of and sum(1 for sub in node.one_of if not validate(sub, value, path)) != 1:
-        errs.append(
-            _junctor_error(path, f"{shown} in {_IN} must validate one and only one schema (oneOf)")
-        )
+            if valid == 0:
+                errs.extend(_closest(results))
+    if node.all_of:
+        results = [validate(sub, value, path) for sub in node.all_of]
+        for result in results:
+            errs.extend(result)
+        valid = sum(1 for r in results if not r)
+        if valid != len(results):
+            none = ". None validated" if valid == 0 else ""
+            errs.append(_composite(f"{quoted} must validate all the schemas (allOf){none}"))
     if node.not_ is not None and not validate(node.not_, value, path):
-        errs.append(_junctor_error(path, f"{shown} in {_IN} must not validate the schema (not)"))
+        errs.append(_composite(f"{quoted} must not validate the schema (not)"))
 
 
-def _junctor_error(path: str, detail: str) -> FieldError:
-    return invalid_value(path, "", detail)
+def _closest(results: list[list[FieldError]]) -> list[FieldError]:
+    # go-openapi reports the failing branch that matched best; the one with fewest errors.
+    return sorted(results, key=len)[0]
 
 
-@lru_cache(maxsize=512)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _composite(detail: str) -> FieldError:
+    return invalid_value("<nil>", "", detail)
 
 
 def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError]) -> None:
@@ -189,7 +197,7 @@ def _string(raw: Mapping[str, Any], value: str, path: str, errs: list[FieldError
     pattern = raw.get("pattern")
     if pattern:
         try:
-            matched = _regex(pattern).search(value) is not None
+            matched = compile_re2(pattern).search(value) is not None
         except re.error:
             matched = True
         if not matched:
@@ -252,11 +260,12 @@ def _number(raw: Mapping[str, Any], value: float, path: str, errs: list[FieldErr
             )
 
 
-def _array(node: Node, value: list[Any], path: str, errs: list[FieldError]) -> None:
+def _array(node: Node, value: list[Any], path: str, errs: list[FieldError], old: Any) -> None:
     raw = node.raw
     if node.items is not None:
+        olds = correlate(node, value, old)
         for i, item in enumerate(value):
-            _validate(node.items, item, index_path(path, i), errs)
+            _validate(node.items, item, index_path(path, i), errs, olds[i])
     size = len(value)
     if "minItems" in raw and size < raw["minItems"]:
         errs.append(
@@ -267,7 +276,7 @@ def _array(node: Node, value: list[Any], path: str, errs: list[FieldError]) -> N
     if "maxItems" in raw and size > raw["maxItems"]:
         errs.append(too_many(path, size, raw["maxItems"]))
     if raw.get("uniqueItems"):
-        seen = {_canonical(item) for item in value}
+        seen = {canonical(item) for item in value}
         if len(seen) != size:
             errs.append(invalid_value(path, "", f"{path} in {_IN} shouldn't contain duplicates"))
 
@@ -281,14 +290,16 @@ def _enum(raw: Mapping[str, Any], value: Any, path: str, errs: list[FieldError])
     allowed = raw.get("enum")
     if not allowed:
         return
-    key = _canonical(value)
-    if any(_canonical(option) == key for option in allowed):
+    key = canonical(value)
+    if any(canonical(option) == key for option in allowed):
         return
     shown = [o if isinstance(o, str) else json.dumps(o, separators=(",", ":")) for o in allowed]
     errs.append(not_supported(path, value, shown))
 
 
-def _object(node: Node, value: Mapping[str, Any], path: str, errs: list[FieldError]) -> None:
+def _object(
+    node: Node, value: Mapping[str, Any], path: str, errs: list[FieldError], old: Any
+) -> None:
     raw = node.raw
     count = len(value)
     if "maxProperties" in raw and count > raw["maxProperties"]:
@@ -309,164 +320,34 @@ def _object(node: Node, value: Mapping[str, Any], path: str, errs: list[FieldErr
         if sub is None:
             sub = node.additional
         if sub is not None:
-            _validate(sub, value[key], child_path(path, key), errs)
+            old_sub = old.get(key, NO_OLD) if isinstance(old, dict) else NO_OLD
+            _validate(sub, value[key], child_path(path, key), errs, old_sub)
 
 
-def _canonical(value: Any) -> str:
-    # Integral floats equal their integers, as Go compares decoded JSON numbers.
-    def norm(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, list):
-            return [norm(x) for x in v]
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return v
-
-    return json.dumps(norm(value), sort_keys=True, separators=(",", ":"))
-
-
-def list_errors(node: Node, value: Any, path: str = "") -> list[FieldError]:
-    """Duplicates in ``x-kubernetes-list-type: set`` and ``map`` lists, and map items missing a
-    key (upstream's ``listtype.ValidateListSetsAndMaps``)."""
+def embedded_errors(node: Node, value: Any, path: str = "") -> list[FieldError]:
+    """``x-kubernetes-embedded-resource`` objects need ``apiVersion`` and ``kind`` (upstream's
+    ``objectmeta.Validate``)."""
     errs: list[FieldError] = []
-    _lists(node, value, path, errs)
+    _embedded(node, value, path, errs)
     return errs
 
 
-def _lists(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
+def _embedded(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
     if isinstance(value, dict):
+        if node.embedded:
+            for key in ("apiVersion", "kind"):
+                here = child_path(path, key)
+                if key not in value:
+                    errs.append(required(here, "must not be empty"))
+                elif not isinstance(value[key], str):
+                    errs.append(invalid_value(here, value[key], "must be a string"))
+                elif not value[key]:
+                    errs.append(invalid_value(here, value[key], "must not be empty"))
         for key in sorted(value):
             sub = node.child(key)
             if sub is not None:
-                _lists(sub, value[key], child_path(path, key), errs)
-        return
-    if not isinstance(value, list):
-        return
-    if node.list_type == "set":
-        seen: set[str] = set()
+                here = field_path(path, key, key in node.properties)
+                _embedded(sub, value[key], here, errs)
+    elif isinstance(value, list) and node.items is not None:
         for i, item in enumerate(value):
-            key = _canonical(item)
-            if key in seen:
-                errs.append(duplicate(index_path(path, i), item))
-            seen.add(key)
-    elif node.list_type == "map":
-        seen_keys: set[str] = set()
-        for i, item in enumerate(value):
-            if not isinstance(item, dict):
-                continue
-            keys = {k: _key_value(node, item, k) for k in node.map_keys}
-            missing = [k for k, v in keys.items() if v is _MISSING]
-            if missing:
-                errs.extend(required(child_path(index_path(path, i), k)) for k in missing)
-                continue
-            key = _canonical(keys)
-            if key in seen_keys:
-                errs.append(duplicate(index_path(path, i), keys))
-            seen_keys.add(key)
-    if node.items is not None:
-        for i, item in enumerate(value):
-            _lists(node.items, item, index_path(path, i), errs)
-
-
-_MISSING: Final = object()
-
-
-def _key_value(node: Node, item: Mapping[str, Any], key: str) -> Any:
-    if key in item:
-        return item[key]
-    # A map key with a default counts as set (the default is applied before validation).
-    prop = node.items.properties.get(key) if node.items is not None else None
-    if prop is not None and prop.has_default:
-        return prop.default
-    return _MISSING
-
-
-# ---- formats (apiextensions' supported formats; unknown formats are not checked, as upstream
-# strips them from the schema before validating)
-
-
-def _date_time(value: str) -> bool:
-    text = value.replace("z", "Z")
-    if not re.fullmatch(
-        r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", text
-    ):
-        return False
-    try:
-        datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T").replace("t", "T"))
-    except ValueError:
-        return False
-    return True
-
-
-def _date(value: str) -> bool:
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None
-
-
-def _byte(value: str) -> bool:
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
-
-
-def _uuid(version: int | None) -> Callable[[str], bool]:
-    def check(value: str) -> bool:
-        if not re.fullmatch(
-            r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}",
-            value,
-        ):
-            return False
-        return version is None or uuid.UUID(value).version == version
-
-    return check
-
-
-def _ip(version: int) -> Callable[[str], bool]:
-    def check(value: str) -> bool:
-        try:
-            return ipaddress.ip_address(value).version == version
-        except ValueError:
-            return False
-
-    return check
-
-
-def _cidr(value: str) -> bool:
-    try:
-        ipaddress.ip_network(value, strict=False)
-    except ValueError:
-        return False
-    return "/" in value
-
-
-_HOSTNAME: Final = re.compile(
-    r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}"
-    r"[a-zA-Z0-9])?)*\.?$"
-)
-_DURATION: Final = re.compile(r"^(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h|d|w))+$")
-
-#: The string formats validated, by name (apiextensions' ``supportedFormats``).
-FORMATS: Final[dict[str, Callable[[str], bool]]] = {
-    "date-time": _date_time,
-    "datetime": _date_time,
-    "date": _date,
-    "byte": _byte,
-    "uuid": _uuid(None),
-    "uuid3": _uuid(3),
-    "uuid4": _uuid(4),
-    "uuid5": _uuid(5),
-    "ipv4": _ip(4),
-    "ipv6": _ip(6),
-    "cidr": _cidr,
-    "hostname": lambda v: len(v) <= 255 and _HOSTNAME.match(v) is not None,
-    "email": lambda v: re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", v) is not None,
-    "mac": lambda v: re.fullmatch(r"(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}", v) is not None,
-    "duration": lambda v: v in ("0", "") or _DURATION.match(v) is not None,
-    "password": lambda _v: True,
-}
+            _embedded(node.items, item, index_path(path, i), errs)

@@ -4,6 +4,11 @@ field selectors and kubectl's table columns.
 
 :data:`BUILTIN_RESOURCES` lists them; :func:`builtin_resources` builds the same list with the
 crd package's rules plugged into CustomResourceDefinitions (this package never imports it).
+
+What a REST layer calls beside the strategies: ``admission.admit_pod`` (the default admission
+chain on new Pods), ``scheduling.admit_priority_class`` and ``SYSTEM_PRIORITY_CLASSES`` (the
+classes created at start), ``pod.bind_pod`` (``pods/binding``), ``events.to_core_event`` /
+``to_events_v1`` (one store for both Event APIs, as upstream).
 """
 
 from __future__ import annotations

@@ -65,13 +65,17 @@ class _CRDFunctions:
     hooks: CRDHooks = field(default_factory=CRDHooks)
 
     def prepare_create(self, crd: Object) -> None:
-        # Status starts empty but for the storage version (upstream's PrepareForCreate).
+        # Status starts empty but for the storage version (upstream's PrepareForCreate); the
+        # crd package then says what conditions and accepted names it has.
         crd["status"] = {}
         _add_stored_version(crd)
+        crd["status"] = self.hooks.status(crd)
 
     def prepare_update(self, new: Object, old: Object) -> None:
-        # The main resource keeps the stored status, then records a new storage version.
+        # The main resource keeps the stored status, records a new storage version, and the
+        # conditions follow the new spec.
         _add_stored_version(new)
+        new["status"] = self.hooks.status(new)
 
     def validate(self, crd: Object) -> list[FieldError]:
         return self.hooks.validate(crd, None)

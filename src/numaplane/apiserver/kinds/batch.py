@@ -12,6 +12,7 @@ import copy
 from typing import Any, Final
 
 from numaplane.apiserver.errors import FieldError, invalid_value, not_supported, required
+from numaplane.apiserver.kinds.jobpolicy import validate_job_policies
 from numaplane.apiserver.kinds.meta import (
     as_dict,
     as_int,
@@ -242,6 +243,7 @@ def validate_job_spec(spec: object, path: str = "spec") -> list[FieldError]:
         errors.append(
             not_supported(f"{path}.template.spec.restartPolicy", restart, _JOB_RESTART_POLICIES)
         )
+    errors.extend(validate_job_policies(spec, path))
     selector = spec.get("selector")
     if selector is None:
         errors.append(required(f"{path}.selector"))
@@ -264,6 +266,12 @@ def validate_job(job: Object) -> list[FieldError]:
     (the generated labels present, the spec valid, an Indexed job's last pod hostname a DNS
     label)."""
     generate_selector(job)
+    return _validate_job_body(job)
+
+
+def _validate_job_body(job: Object) -> list[FieldError]:
+    # ValidateJob proper; an update validates this without regenerating the selector, so a
+    # generated label removed by the update is reported, as upstream does.
     errors = _validate_generated_selector(job)
     spec = _spec(job)
     errors.extend(validate_job_spec(spec))
@@ -293,7 +301,7 @@ def validate_job_update(new: Object, old: Object) -> list[FieldError]:
     with parallelism), selector, template (scheduling directives excepted while suspended and
     never started), completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and
     successPolicy immutable."""
-    errors = validate_job(new)
+    errors = _validate_job_body(new)
     spec, old_spec = _spec(new), _spec(old)
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and completions is not None:

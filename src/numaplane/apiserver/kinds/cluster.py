@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from numaplane.apiserver.errors import FieldError, invalid_value, not_supported
+from numaplane.apiserver.errors import FieldError, invalid_value
 from numaplane.apiserver.kinds.meta import (
+    STANDARD_FINALIZERS,
     as_dict,
     as_list,
     as_str,
     is_qualified_name,
+    is_valid_label_value,
     metadata,
     name_is_dns_label,
     name_is_dns_subdomain,
     validate_immutable,
 )
+from numaplane.apiserver.kinds.podspec import validate_taint_effect
 from numaplane.apiserver.kinds.printing import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -38,7 +41,6 @@ Object = dict[str, Any]
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 KUBERNETES_FINALIZER: Final = "kubernetes"
 NAMESPACE_PHASES: Final = ("Active", "Terminating")
-TAINT_EFFECTS: Final = ("NoExecute", "NoSchedule", "PreferNoSchedule")
 
 
 # --- Namespace --------------------------------------------------------------------------------
@@ -60,8 +62,9 @@ def default_namespace(ns: Object) -> None:
 
 
 def prepare_namespace_create(ns: Object) -> None:
-    """Status Active, and the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace
-    deletion empties the namespace before the object goes)."""
+    """Status Active, the ``kubernetes`` finalizer in ``spec.finalizers`` (namespace deletion
+    empties the namespace before the object goes), and the name label again: a generated
+    name was not known when defaulting ran (upstream's ``Canonicalize``)."""
     ns["status"] = {"phase": "Active"}
     spec = ns.setdefault("spec", {})
     finalizers = spec.get("finalizers")
@@ -69,6 +72,7 @@ def prepare_namespace_create(ns: Object) -> None:
         finalizers = spec["finalizers"] = []
     if KUBERNETES_FINALIZER not in finalizers:
         finalizers.append(KUBERNETES_FINALIZER)
+    default_namespace(ns)
 
 
 def prepare_namespace_update(new: Object, old: Object) -> None:
@@ -78,15 +82,16 @@ def prepare_namespace_update(new: Object, old: Object) -> None:
 
 
 def _validate_spec_finalizers(ns: Object) -> list[FieldError]:
+    # ValidateNamespace: each of spec.finalizers qualified, unprefixed ones standard; the path
+    # carries no index, as upstream's.
     errors: list[FieldError] = []
-    for i, name in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
+    for name in as_list(as_dict(ns.get("spec")).get("finalizers")):
         text = as_str(name)
-        path = f"spec.finalizers[{i}]"
-        errors.extend(invalid_value(path, text, m) for m in is_qualified_name(text))
-        if "/" not in text and text != KUBERNETES_FINALIZER:
+        errors.extend(invalid_value("spec.finalizers", text, m) for m in is_qualified_name(text))
+        if "/" not in text and text not in STANDARD_FINALIZERS:
             errors.append(
                 invalid_value(
-                    path,
+                    "spec.finalizers",
                     text,
                     "name is neither a standard finalizer name nor is it fully qualified",
                 )
@@ -95,8 +100,8 @@ def _validate_spec_finalizers(ns: Object) -> list[FieldError]:
 
 
 def validate_namespace_update(new: Object, old: Object) -> list[FieldError]:
-    """``ValidateNamespaceUpdate``: the finalizers (kept) stay valid."""
-    return _validate_spec_finalizers(new)
+    """``ValidateNamespaceUpdate``: the object-meta rules only (spec.finalizers are kept)."""
+    return []
 
 
 def validate_namespace_status(new: Object, old: Object) -> list[FieldError]:
@@ -167,17 +172,22 @@ def default_node(node: Object) -> None:
 
 
 def validate_node(node: Object) -> list[FieldError]:
-    """``ValidateNode``'s checks users meet: taints (key, effect)."""
+    """``ValidateNode``'s checks users meet: taints (key, value, effect, unique by key and
+    effect)."""
     errors: list[FieldError] = []
+    seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(as_list(as_dict(node.get("spec")).get("taints"))):
         taint = as_dict(taint)
+        at = f"spec.taints[{i}]"
         key = as_str(taint.get("key"))
-        errors.extend(
-            invalid_value(f"spec.taints[{i}].key", key, m) for m in is_qualified_name(key)
-        )
+        errors.extend(invalid_value(f"{at}.key", key, m) for m in is_qualified_name(key))
+        value = as_str(taint.get("value"))
+        errors.extend(invalid_value(f"{at}.value", value, m) for m in is_valid_label_value(value))
         effect = as_str(taint.get("effect"))
-        if effect not in TAINT_EFFECTS:
-            errors.append(not_supported(f"spec.taints[{i}].effect", effect, TAINT_EFFECTS))
+        errors.extend(validate_taint_effect(effect, False, f"{at}.effect"))
+        if (key, effect) in seen:
+            errors.append(invalid_value(at, taint, "taints must be unique by key and effect pair"))
+        seen.add((key, effect))
     return errors
 
 

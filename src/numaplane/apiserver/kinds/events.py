@@ -182,9 +182,18 @@ def validate_events_v1_update(new: Object, old: Object) -> list[FieldError]:
     return errors
 
 
+def default_core_event(event: Object) -> None:
+    """The fields a core/v1 Event always carries in JSON (no ``omitempty`` upstream):
+    ``reportingComponent`` and ``reportingInstance`` empty, ``eventTime`` null."""
+    event.setdefault("reportingComponent", "")
+    event.setdefault("reportingInstance", "")
+    event.setdefault("eventTime", None)
+
+
 CORE_EVENT_STRATEGY: Final = KindStrategy(
     namespaced=True,
     name_rule=name_is_dns_subdomain,
+    defaulter=default_core_event,
     validator=validate_core_event,
     update_validator=validate_core_event_update,
     meta_rules=False,

@@ -282,7 +282,7 @@ def validate_immutable(new: object, old: object, path: str) -> list[FieldError]:
 
 def _validate_owner_references(refs: object, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
-    controllers: list[str] = []
+    first_controller = ""
     for ref in as_list(refs):
         ref = as_dict(ref)
         if not as_str(ref.get("apiVersion")):
@@ -294,17 +294,18 @@ def _validate_owner_references(refs: object, path: str) -> list[FieldError]:
         if not as_str(ref.get("uid")):
             errors.append(invalid_value(f"{path}.uid", "", "uid must not be empty"))
         if ref.get("controller") is True:
-            controllers.append(f"{as_str(ref.get('kind'))}/{as_str(ref.get('name'))}")
-    if len(controllers) > 1:
-        listed = ", ".join(controllers)
-        errors.append(
-            invalid_value(
-                path,
-                refs,
-                'Only one reference can have Controller set to true. Found "true" in '
-                f"references for {listed}",
-            )
-        )
+            current = f"{as_str(ref.get('kind'))}/{as_str(ref.get('name'))}"
+            if first_controller:
+                errors.append(
+                    invalid_value(
+                        path,
+                        refs,
+                        'Only one reference can have Controller set to true. Found "true" in '
+                        f"references for {first_controller} and {current}",
+                    )
+                )
+            else:
+                first_controller = current
     return errors
 
 
@@ -318,15 +319,22 @@ def _validate_finalizers(finalizers: object, path: str, kube_rule: bool) -> list
             invalid_value(path, names, "finalizer orphan and foregroundDeletion cannot be both set")
         )
     if kube_rule:
-        for i, name in enumerate(names):
-            if "/" not in name and name not in STANDARD_FINALIZERS:
-                errors.append(
-                    invalid_value(
-                        f"{path}[{i}]",
-                        name,
-                        "name is neither a standard finalizer name nor is it fully qualified",
-                    )
+        errors.extend(_validate_kube_finalizers(finalizers, path))
+    return errors
+
+
+def _validate_kube_finalizers(finalizers: object, path: str) -> list[FieldError]:
+    # Core's extra rule (validateKubeFinalizerName): an unprefixed finalizer must be standard.
+    errors: list[FieldError] = []
+    for i, name in enumerate(as_list(finalizers)):
+        if isinstance(name, str) and "/" not in name and name not in STANDARD_FINALIZERS:
+            errors.append(
+                invalid_value(
+                    f"{path}[{i}]",
+                    name,
+                    "name is neither a standard finalizer name nor is it fully qualified",
                 )
+            )
     return errors
 
 
@@ -385,8 +393,8 @@ def validate_object_meta_update(
     kube_finalizers: bool = True,
 ) -> list[FieldError]:
     """``ValidateObjectMetaUpdate``: no new finalizers once deleting, a resourceVersion given,
-    generation not decremented, identity fields immutable, and the new labels, annotations,
-    owner references and finalizers valid."""
+    generation not decremented, identity fields immutable, and the new labels, annotations and
+    owner references valid (finalizer names: core's rule only, as upstream)."""
     meta = metadata(new)
     old_meta = metadata(old)
     errors: list[FieldError] = []
@@ -428,7 +436,6 @@ def validate_object_meta_update(
     errors.extend(
         _validate_owner_references(meta.get("ownerReferences"), f"{path}.ownerReferences")
     )
-    errors.extend(
-        _validate_finalizers(meta.get("finalizers"), f"{path}.finalizers", kube_finalizers)
-    )
+    if kube_finalizers:
+        errors.extend(_validate_kube_finalizers(meta.get("finalizers"), f"{path}.finalizers"))
     return errors

@@ -27,6 +27,10 @@ from numaplane.apiserver.kinds.podspec import (
     parse_quantity,
     validate_pod_spec,
 )
+from numaplane.apiserver.kinds.podstatus import (
+    prepare_pod_status_update,
+    validate_pod_status_update,
+)
 from numaplane.apiserver.kinds.printing import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -58,10 +62,25 @@ def _spec(obj: Object) -> dict[str, Any]:
     return as_dict(obj.get("spec"))
 
 
+def _mirror_ips(status: Object, single: str, plural: str) -> None:
+    # v1 keeps the first of the plural list in the singular field (and fills the list from a
+    # lone singular value), as upstream's conversion does.
+    ips = as_list(status.get(plural))
+    if ips:
+        status[single] = as_str(as_dict(ips[0]).get("ip"))
+    elif as_str(status.get(single)):
+        status[plural] = [{"ip": status[single]}]
+
+
 def default_pod(pod: Object) -> None:
     """``SetDefaults_Pod`` + ``SetDefaults_PodSpec``: requests from limits, enableServiceLinks,
     dnsPolicy, restartPolicy, securityContext, terminationGracePeriodSeconds, schedulerName,
-    and the containers' and volumes' defaults."""
+    and the containers' and volumes' defaults; the v1 mirrors (podIP/podIPs, hostIP/hostIPs,
+    serviceAccount/serviceAccountName)."""
+    status = pod.get("status")
+    if isinstance(status, dict):
+        _mirror_ips(status, "podIP", "podIPs")
+        _mirror_ips(status, "hostIP", "hostIPs")
     spec = pod.setdefault("spec", {})
     if not isinstance(spec, dict):
         return
@@ -138,10 +157,10 @@ def _munged_spec(new: Object, old: Object) -> Object:
         for mine, theirs in zip(as_list(munged.get(key)), as_list(old.get(key)), strict=False):
             if isinstance(mine, dict) and isinstance(theirs, dict):
                 carry_over(mine, theirs, "image")
+    # Deadline, tolerations, scheduling gates (and a gated pod's node selector) have rules of
+    # their own, checked apart; here they count as unchanged.
     carry_over(munged, old, "activeDeadlineSeconds")
-    old_tolerations = as_list(old.get("tolerations"))
-    if all(t in as_list(munged.get("tolerations")) for t in old_tolerations):
-        carry_over(munged, old, "tolerations")
+    carry_over(munged, old, "tolerations")
     old_grace = old.get("terminationGracePeriodSeconds")
     if (
         isinstance(old_grace, int)
@@ -149,10 +168,19 @@ def _munged_spec(new: Object, old: Object) -> Object:
         and munged.get("terminationGracePeriodSeconds") == 1
     ):
         carry_over(munged, old, "terminationGracePeriodSeconds")
-    gates = as_list(munged.get("schedulingGates"))
-    if all(g in as_list(old.get("schedulingGates")) for g in gates):
-        carry_over(munged, old, "schedulingGates")
+    carry_over(munged, old, "schedulingGates")
+    if as_list(old.get("schedulingGates")):
+        carry_over(munged, old, "nodeSelector")
     return munged
+
+
+def _only_added_tolerations(new: object, old: object) -> bool:
+    # Every old toleration is still there, its tolerationSeconds aside.
+    def sans_seconds(toleration: object) -> dict[str, Any]:
+        return {k: v for k, v in as_dict(toleration).items() if k != "tolerationSeconds"}
+
+    kept = [sans_seconds(t) for t in as_list(new)]
+    return all(sans_seconds(t) in kept for t in as_list(old))
 
 
 def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
@@ -200,16 +228,27 @@ def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
                 "must not update from a positive integer to nil value",
             )
         )
-    old_tolerations = as_list(old_spec.get("tolerations"))
-    for i, toleration in enumerate(old_tolerations):
-        if toleration not in as_list(spec.get("tolerations")):
-            errors_.append(
-                FieldError(
-                    "FieldValueForbidden",
-                    f"spec.tolerations[{i}]",
-                    detail="existing toleration can not be modified except its tolerationSeconds",
-                )
+    if not _only_added_tolerations(spec.get("tolerations"), old_spec.get("tolerations")):
+        errors_.append(
+            FieldError(
+                "FieldValueForbidden",
+                "spec.tolerations",
+                detail="existing toleration can not be modified except its tolerationSeconds",
             )
+        )
+    if as_list(old_spec.get("schedulingGates")):
+        new_selector = as_dict(spec.get("nodeSelector"))
+        for key, value in as_dict(old_spec.get("nodeSelector")).items():
+            if new_selector.get(key) != value:
+                errors_.append(
+                    FieldError(
+                        "FieldValueForbidden",
+                        "spec.nodeSelector",
+                        detail="only additions to spec.nodeSelector are allowed (no mutations "
+                        "or deletions)",
+                    )
+                )
+                break
     for i, gate in enumerate(as_list(spec.get("schedulingGates"))):
         if gate not in as_list(old_spec.get("schedulingGates")):
             errors_.append(
@@ -237,24 +276,6 @@ def validate_pod_update(new: Object, old: Object) -> list[FieldError]:
     return errors_
 
 
-def validate_pod_status_update(new: Object, old: Object) -> list[FieldError]:
-    """``ValidatePodStatusUpdate``'s checks users meet: a nominated node must be a node name,
-    and a known phase."""
-    status = as_dict(new.get("status"))
-    errors_: list[FieldError] = []
-    nominated = as_str(status.get("nominatedNodeName"))
-    if nominated:
-        errors_.extend(
-            invalid_value("status.nominatedNodeName", nominated, m)
-            for m in name_is_dns_subdomain(nominated, False)
-        )
-    phase = as_str(status.get("phase"))
-    phases = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
-    if phase and phase not in phases:
-        errors_.append(not_supported("status.phase", phase, phases))
-    return errors_
-
-
 POD_STRATEGY: Final = KindStrategy(
     namespaced=True,
     name_rule=name_is_dns_subdomain,
@@ -271,6 +292,7 @@ POD_STATUS_STRATEGY: Final = StatusStrategy(
     POD_STRATEGY,
     validate_pod_status_update,
     keep_meta=("ownerReferences",),
+    status_preparer=prepare_pod_status_update,
 )
 
 

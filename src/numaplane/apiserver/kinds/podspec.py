@@ -8,6 +8,7 @@ pass upstream, and stay one here so that paths and error order match.)
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from numaplane.api.quantity import Quantity, QuantityError
@@ -28,6 +29,8 @@ from numaplane.apiserver.kinds.meta import (
     inclusive_range_error,
     is_dns1123_label,
     is_qualified_name,
+    is_valid_label_value,
+    max_len_error,
     name_is_dns_subdomain,
     validate_annotations,
     validate_labels,
@@ -47,6 +50,8 @@ _STANDARD_CONTAINER_RESOURCES: Final = frozenset({"cpu", "memory", "ephemeral-st
 _HUGEPAGES: Final = "hugepages-"
 _VOLUME_DEFAULT_MODE: Final = 0o644
 _VOLUME_SOURCES_WITH_MODE: Final = ("secret", "configMap", "downwardAPI", "projected")
+_PORT_NAME_CHARSET: Final = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER: Final = re.compile("[a-z]")
 _ENV_NAME_MSG: Final = (
     "a valid environment variable name must consist only of printable ASCII characters other "
     "than '='"
@@ -57,18 +62,18 @@ _ENV_NAME_MSG: Final = (
 
 
 def _default_image_pull_policy(container: Object) -> None:
+    # Always for the "latest" tag (also what an image with neither tag nor digest means),
+    # IfNotPresent otherwise, as ParseImageName reads the reference; an empty image does not
+    # parse and gets IfNotPresent.
     if container.get("imagePullPolicy"):
         return
     image = as_str(container.get("image"))
-    # A tag is what follows the last ':' after the last '/'; a digest pins the image.
-    last = image.rsplit("/", 1)[-1]
-    tag = last.split("@", 1)[0].rsplit(":", 1)[1] if ":" in last.split("@", 1)[0] else ""
-    if "@" in last:
-        container["imagePullPolicy"] = "IfNotPresent"
-    elif tag in ("", "latest"):
-        container["imagePullPolicy"] = "Always"
-    else:
-        container["imagePullPolicy"] = "IfNotPresent"
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ""
+    if not tag and not digest:
+        tag = "latest"
+    container["imagePullPolicy"] = "Always" if image and tag == "latest" else "IfNotPresent"
 
 
 def _default_probe(probe: object) -> None:
@@ -141,6 +146,11 @@ def default_pod_spec(spec: Object) -> None:
         spec["securityContext"] = {}
     spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_PERIOD_S)
     spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
+    # The v1 conversion keeps the deprecated serviceAccount field as a mirror of the name.
+    account = as_str(spec.get("serviceAccountName")) or as_str(spec.get("serviceAccount"))
+    if account:
+        spec["serviceAccountName"] = account
+        spec["serviceAccount"] = account
     host_network = spec.get("hostNetwork") is True
     for key in ("initContainers", "containers", "ephemeralContainers"):
         for container in as_list(spec.get(key)):
@@ -260,11 +270,37 @@ def _validate_env(env: object, path: str) -> list[FieldError]:
     return errors
 
 
+def is_valid_port_name(name: str) -> list[str]:
+    """``IsValidPortName``: an IANA service name (at most 15 of ``a-z0-9-``, a letter, no
+    leading, trailing or doubled hyphen)."""
+    errors = []
+    if len(name) > 15:
+        errors.append(max_len_error(15))
+    if not _PORT_NAME_CHARSET.fullmatch(name):
+        errors.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _PORT_NAME_LETTER.search(name):
+        errors.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        errors.append("must not contain consecutive hyphens")
+    if name and (name[0] == "-" or name[-1] == "-"):
+        errors.append("must not begin or end with a hyphen")
+    return errors
+
+
 def _validate_ports(ports: object, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
+    names: set[str] = set()
     for i, port in enumerate(as_list(ports)):
         port = as_dict(port)
         at = f"{path}[{i}]"
+        name = as_str(port.get("name"))
+        if name:
+            messages = is_valid_port_name(name)
+            if messages:
+                errors.extend(invalid_value(f"{at}.name", name, m) for m in messages)
+            elif name in names:
+                errors.append(duplicate(f"{at}.name", name))
+            names.add(name)
         number = as_int(port.get("containerPort"))
         if not 1 <= number <= 65535:
             errors.append(
@@ -338,7 +374,88 @@ def _validate_volumes(volumes: object, path: str) -> tuple[set[str], list[FieldE
             if name in names:
                 errors.append(duplicate(at, name))
         names.add(name)
+        errors.extend(_validate_volume_source(as_dict(volume), f"{path}[{i}]"))
     return names, errors
+
+
+#: The field each common volume source cannot do without (validateXVolumeSource).
+_VOLUME_SOURCE_REQUIRED: Final = (
+    ("hostPath", "path"),
+    ("secret", "secretName"),
+    ("persistentVolumeClaim", "claimName"),
+    ("configMap", "name"),
+)
+
+
+def _validate_volume_source(volume: Object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for source, key in _VOLUME_SOURCE_REQUIRED:
+        spec = volume.get(source)
+        if isinstance(spec, dict) and not as_str(spec.get(key)):
+            errors.append(required(f"{path}.{source}.{key}"))
+    return errors
+
+
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+
+
+def validate_taint_effect(effect: str, allow_empty: bool, path: str) -> list[FieldError]:
+    """``validateTaintEffect``."""
+    if not effect:
+        return [] if allow_empty else [required(path)]
+    if effect not in TAINT_EFFECTS:
+        return [not_supported(path, effect, TAINT_EFFECTS)]
+    return []
+
+
+def validate_tolerations(tolerations: object, path: str) -> list[FieldError]:
+    """``ValidateTolerations``: keys, operator against key and value, effect (NoExecute when
+    tolerationSeconds is set)."""
+    errors: list[FieldError] = []
+    for i, item in enumerate(as_list(tolerations)):
+        toleration = as_dict(item)
+        at = f"{path}[{i}]"
+        key = as_str(toleration.get("key"))
+        operator = as_str(toleration.get("operator"))
+        value = as_str(toleration.get("value"))
+        effect = as_str(toleration.get("effect"))
+        if key:
+            errors.extend(invalid_value(f"{at}.key", key, m) for m in is_qualified_name(key))
+        if not key and operator != "Exists":
+            errors.append(
+                invalid_value(
+                    f"{at}.operator",
+                    operator,
+                    'operator must be Exists when `key` is empty, which means "match all values '
+                    'and all keys"',
+                )
+            )
+        if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+            errors.append(
+                invalid_value(
+                    f"{at}.effect",
+                    effect,
+                    "effect must be 'NoExecute' when `tolerationSeconds` is set",
+                )
+            )
+        if operator in ("Equal", ""):
+            messages = is_valid_label_value(value)
+            if messages:
+                errors.append(invalid_value(f"{at}.operator", value, ";".join(messages)))
+        elif operator == "Exists":
+            if value:
+                errors.append(
+                    invalid_value(
+                        f"{at}.operator",
+                        toleration,
+                        "value must be empty when `operator` is 'Exists'",
+                    )
+                )
+        else:
+            errors.append(not_supported(f"{at}.operator", operator, TOLERATION_OPERATORS))
+        errors.extend(validate_taint_effect(effect, True, f"{at}.effect"))
+    return errors
 
 
 def validate_restart_policy(policy: str, path: str) -> list[FieldError]:
@@ -353,8 +470,8 @@ def validate_restart_policy(policy: str, path: str) -> list[FieldError]:
 def validate_pod_spec(spec: object, path: str, kind: str = "Pod") -> list[FieldError]:
     """``ValidatePodSpec``'s checks users meet: volumes, containers (names unique across init
     and app containers, DNS labels; images; ports; env; mounts; resources), restartPolicy,
-    dnsPolicy, nodeSelector, serviceAccountName, nodeName, priorityClassName, hostname and
-    subdomain, activeDeadlineSeconds."""
+    dnsPolicy, nodeSelector, tolerations, serviceAccountName, nodeName, priorityClassName,
+    hostname and subdomain, activeDeadlineSeconds."""
     spec = as_dict(spec)
     volume_names, errors = _validate_volumes(spec.get("volumes"), f"{path}.volumes")
     containers = as_list(spec.get("containers"))
@@ -385,6 +502,7 @@ def validate_pod_spec(spec: object, path: str, kind: str = "Pod") -> list[FieldE
     elif dns not in DNS_POLICIES:
         errors.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
     errors.extend(validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    errors.extend(validate_tolerations(spec.get("tolerations"), f"{path}.tolerations"))
     for key in ("serviceAccountName", "nodeName", "priorityClassName"):
         value = as_str(spec.get(key))
         if value:

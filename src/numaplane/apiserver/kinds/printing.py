@@ -189,19 +189,20 @@ def format_label_selector(selector: object) -> str:
     sel = as_dict(selector)
     if not sel and selector is None:
         return NONE
-    parts = [f"{k}={v}" for k, v in sorted(as_dict(sel.get("matchLabels")).items())]
+    # labels.Selector.String(): requirements sorted by key, values sorted.
+    parts = [(k, f"{k}={v}") for k, v in as_dict(sel.get("matchLabels")).items()]
     for expr in as_list(sel.get("matchExpressions")):
         expr = as_dict(expr)
         key = as_str(expr.get("key"))
         op = as_str(expr.get("operator"))
-        values = sorted(as_str(v) for v in as_list(expr.get("values")))
-        if op == "In":
-            parts.append(f"{key} in ({','.join(values)})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({','.join(values)})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    text = ",".join(sorted(parts))
+        values = ",".join(sorted(as_str(v) for v in as_list(expr.get("values"))))
+        shown = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op)
+        if shown is not None:
+            parts.append((key, shown))
+    text = ",".join(shown for _, shown in sorted(parts, key=lambda part: part[0]))
     return text if text else NONE

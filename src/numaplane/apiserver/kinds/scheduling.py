@@ -130,9 +130,7 @@ PRIORITY_CLASS_COLUMNS: Final = (
     TableColumn("Value", "integer", "", "The integer value of this priority class."),
     TableColumn("Global-Default", "boolean", "", "Whether this priority class is the default."),
     AGE_COLUMN,
-    TableColumn(
-        "PreemptionPolicy", "string", "", "The policy for preempting lower priority pods.", 1
-    ),
+    TableColumn("PreemptionPolicy", "string", "", "The policy for preempting lower priority pods."),
 )
 
 
@@ -199,3 +197,22 @@ def admit_pod_priority(pod: Object, classes: Iterable[Object]) -> None:
         )
     spec["priority"] = priority
     spec["preemptionPolicy"] = policy
+
+
+def admit_priority_class(pc: Object, existing: Iterable[Object], creating: bool) -> None:
+    """The Priority admission plugin on PriorityClass writes: only one class may be the global
+    default (403 ``PriorityClass X is already marked as default. Only one default can
+    exist``)."""
+    if pc.get("globalDefault") is not True:
+        return
+    name = as_str(metadata(pc).get("name"))
+    for other in existing:
+        other_name = as_str(metadata(other).get("name"))
+        if other.get("globalDefault") is True and (creating or other_name != name):
+            raise StatusError(
+                403,
+                "Forbidden",
+                f'priorityclasses.scheduling.k8s.io "{name}" is forbidden: PriorityClass '
+                f"{other_name} is already marked as default. Only one default can exist",
+                {"name": name, "group": "scheduling.k8s.io", "kind": "priorityclasses"},
+            )

@@ -130,6 +130,7 @@ class StatusStrategy:
     status_validator: UpdateValidator = _no_update_errors
     keep_keys: tuple[str, ...] = ("spec",)
     keep_meta: tuple[str, ...] = ()
+    status_preparer: UpdateMutator = _no_update_change
 
     def default(self, obj: Object) -> None:
         """The kind's defaulting (the scheme defaults every decoded object)."""
@@ -147,6 +148,7 @@ class StatusStrategy:
         old_meta = metadata(old)
         for key in self.keep_meta:
             carry_over(meta, old_meta, key)
+        self.status_preparer(new, old)
 
     def validate(self, obj: Object) -> list[FieldError]:
         """Never called on create; the main resource's checks."""
