@@ -36,6 +36,18 @@ def shared_topologies_dir() -> Path | None:
     return None
 
 
+def shared_kueue_dir() -> Path | None:
+    """``$NUMAPLANE_SHARED_KUEUE``, else ``shared/kueue`` beside the repository (upstream's Kueue
+    CRDs and examples), else ``None``: the tests that need it form the ``shared_kueue`` group."""
+    if env := os.environ.get("NUMAPLANE_SHARED_KUEUE"):
+        return Path(env) if (Path(env) / "crds").is_dir() else None
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "kueue"
+        if (candidate / "crds").is_dir():
+            return candidate
+    return None
+
+
 def linux_fixture_names() -> list[str]:
     """Names of the gathered captures (``linux/NAME.tar.bz2``), sorted."""
     base = shared_topologies_dir()

@@ -3,38 +3,19 @@ unchanged, ``kubectl get`` prints the CRDs' printer columns, and their CEL rules
 they forbid with the rule's message.
 
 Reads ``../shared/kueue`` (upstream's CRDs and examples, never copied into the repository): the
-module is skipped with one line when it is absent.
+``shared_kueue`` group, skipped with one line when it is absent.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.apiserver.e2e.conftest import Kubectl
 
-
-def _kueue_dir() -> Path | None:
-    if env := os.environ.get("NUMAPLANE_SHARED_KUEUE"):
-        return Path(env) if Path(env).is_dir() else None
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "kueue" / "crds").is_dir():
-            return parent / "shared" / "kueue"
-    return None
-
-
-_FOUND = _kueue_dir()
-if _FOUND is None:
-    pytest.skip(
-        "../shared/kueue not found (set NUMAPLANE_SHARED_KUEUE): Kueue CRD tests skipped",
-        allow_module_level=True,
-    )
-KUEUE: Path = _FOUND
-
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.shared_kueue, pytest.mark.timeout(300)]
 
 SERVED = [
     "admissionchecks",
@@ -52,9 +33,9 @@ SERVED = [
 
 
 @pytest.fixture(scope="module")
-def kueue(kubectl: Kubectl) -> Kubectl:
+def kueue(kubectl: Kubectl, kueue_dir: Path) -> Kubectl:
     """The server with every Kueue CRD installed the way Kueue's docs install them."""
-    kubectl.out("apply", "--server-side", "-f", str(KUEUE / "crds"))
+    kubectl.out("apply", "--server-side", "-f", str(kueue_dir / "crds"))
     for name in SERVED:
         kubectl.out(
             "wait", "--for=condition=Established", f"crd/{name}.kueue.x-k8s.io", "--timeout=60s"
@@ -70,19 +51,23 @@ def test_every_served_version_is_discoverable(kueue: Kubectl) -> None:
         assert {r["name"] for r in listed["resources"]} >= set(SERVED)
 
 
-def test_client_side_apply_of_the_big_crd_fails_as_on_kube_apiserver(kubectl: Kubectl) -> None:
+def test_client_side_apply_of_the_big_crd_fails_as_on_kube_apiserver(
+    kubectl: Kubectl, kueue_dir: Path
+) -> None:
     # kubectl apply (client side) stores the whole object in an annotation; the Workload CRD is
     # bigger than the 256 KiB annotation limit, which is why Kueue installs with --server-side.
-    err = kubectl.fails("apply", "-f", str(KUEUE / "crds" / "kueue.x-k8s.io_workloads.yaml"))
+    err = kubectl.fails("apply", "-f", str(kueue_dir / "crds" / "kueue.x-k8s.io_workloads.yaml"))
     assert "metadata.annotations: Too long: may not be more than 262144 bytes" in err
 
 
-def test_examples_apply_unchanged_and_print_the_crd_columns(kueue: Kubectl) -> None:
-    setup = KUEUE / "examples" / "getting-started" / "quick-start-setup.yaml"
+def test_examples_apply_unchanged_and_print_the_crd_columns(
+    kueue: Kubectl, kueue_dir: Path
+) -> None:
+    setup = kueue_dir / "examples" / "getting-started" / "quick-start-setup.yaml"
     out = kueue.out("apply", "-f", str(setup))
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue created" in out
     out = kueue.out(
-        "apply", "-f", str(KUEUE / "examples" / "admin" / "single-clusterqueue-setup.yaml")
+        "apply", "-f", str(kueue_dir / "examples" / "admin" / "single-clusterqueue-setup.yaml")
     )
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue" in out
     table = kueue.out("get", "clusterqueues")

@@ -2,31 +2,22 @@
 
 The repository never holds those third-party files; when the directory is absent the whole
 group is skipped from one place with one reason (as the ``shared_captures`` group is), and the
-other CRD tests run on the small fixtures in ``tests/data/crds``.
+other CRD tests run on the small fixtures in ``tests/data/crds``. Both the CRD package's tests
+(``crd/``) and the end-to-end tests (``e2e/``) belong to it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+from numaplane.testing.fixtures import shared_kueue_dir
 
 SHARED_KUEUE = "shared_kueue"
 KUEUE_MISSING = (
     "../shared/kueue not found (set NUMAPLANE_SHARED_KUEUE to use a copy): Kueue CRD tests skipped"
 )
-
-
-def shared_kueue_dir() -> Path | None:
-    """``$NUMAPLANE_SHARED_KUEUE``, else ``shared/kueue`` beside the repository, else ``None``."""
-    if env := os.environ.get("NUMAPLANE_SHARED_KUEUE"):
-        return Path(env) if (Path(env) / "crds").is_dir() else None
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "kueue"
-        if (candidate / "crds").is_dir():
-            return candidate
-    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
