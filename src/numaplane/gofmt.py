@@ -7,7 +7,8 @@ kubelet's byte for byte:
 - ``go_json_string``: a string as ``encoding/json`` writes it (checkpoints);
 - ``go_atoi`` / ``go_parse_bool``: ``strconv.Atoi`` / ``strconv.ParseBool`` with Go's errors;
 - ``go_parse_cpuset``: ``cpuset.Parse`` (k8s.io/utils), the Linux CPU list format;
-- ``go_map``: ``%v`` of a ``map[string]string``.
+- ``go_map``: ``%v`` of a ``map[string]string``;
+- ``human_duration``: apimachinery's ``duration.HumanDuration`` (the ages kubectl prints).
 
 Every parse error is a ``ValueError`` whose message is Go's.
 """
@@ -123,3 +124,37 @@ def _check_cpu_id(cpu: int, item: str) -> int:
 def go_map(values: Mapping[str, str]) -> str:
     """``%v`` of a ``map[string]string``: ``map[k:v k2:v2]``, keys sorted."""
     return "map[" + " ".join(f"{key}:{values[key]}" for key in sorted(values)) + "]"
+
+
+def human_duration(seconds: float) -> str:
+    """``duration.HumanDuration``: ``45s``, ``3m20s``, ``5h30m``, ``3d4h``, ``2y10d``; under
+    two seconds in the future reads ``0s``, further is ``<invalid>``."""
+    whole = int(seconds)  # Go truncates toward zero
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
+        return "0s"
+    if whole < 120:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        rest = whole % 60
+        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        years = hours // 24 // 365
+        return f"{years}y" if days == 0 else f"{years}y{days}d"
+    return f"{hours // 24 // 365}y"
