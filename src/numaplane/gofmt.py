@@ -5,6 +5,7 @@ kubelet's byte for byte:
 
 - ``go_quote``: ``%q`` / ``strconv.Quote`` of a string (names in error messages);
 - ``go_json_string``: a string as ``encoding/json`` writes it (checkpoints);
+- ``go_json_syntax_error``: a JSON syntax error worded as ``encoding/json``'s scanner words it;
 - ``go_atoi`` / ``go_parse_bool``: ``strconv.Atoi`` / ``strconv.ParseBool`` with Go's errors;
 - ``go_parse_cpuset``: ``cpuset.Parse`` (k8s.io/utils), the Linux CPU list format;
 - ``go_map``: ``%v`` of a ``map[string]string``;
@@ -15,6 +16,7 @@ Every parse error is a ``ValueError`` whose message is Go's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Final
 
@@ -158,3 +160,57 @@ def human_duration(seconds: float) -> str:
         years = hours // 24 // 365
         return f"{years}y" if days == 0 else f"{years}y{days}d"
     return f"{hours // 24 // 365}y"
+
+
+def _quote_char(ch: str) -> str:
+    # encoding/json's quoteChar: strconv.Quote between single quotes.
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + go_quote(ch)[1:-1] + "'"
+
+
+def _container_at(text: str, pos: int) -> str:
+    """``{`` or ``[``: the innermost open container before ``pos`` (strings skipped)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text[:pos]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def go_json_syntax_error(exc: json.JSONDecodeError, text: str) -> str:
+    """Python's JSON syntax error on ``text`` worded as Go's ``encoding/json`` scanner words it
+    (``invalid character 'x' after object key``, ``unexpected end of JSON input``)."""
+    message = exc.msg
+    pos = exc.pos
+    if message.startswith("Unterminated string") or pos >= len(text.rstrip(" \t\r\n")):
+        return "unexpected end of JSON input"
+    if message.startswith("Invalid \\escape"):
+        return f"invalid character {_quote_char(text[pos + 1])} in string escape code"
+    ch = _quote_char(text[pos])
+    if message.startswith("Invalid control character"):
+        return f"invalid character {ch} in string literal"
+    if message.startswith("Extra data"):
+        return f"invalid character {ch} after top-level value"
+    if message.startswith("Expecting property name"):
+        return f"invalid character {ch} looking for beginning of object key string"
+    if message.startswith("Expecting ':'"):
+        return f"invalid character {ch} after object key"
+    if message.startswith("Expecting ','"):
+        after = "object key:value pair" if _container_at(text, pos) == "{" else "array element"
+        return f"invalid character {ch} after {after}"
+    return f"invalid character {ch} looking for beginning of value"

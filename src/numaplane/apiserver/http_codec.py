@@ -20,6 +20,7 @@ import yaml
 
 from numaplane.apiserver.errors import StatusError, bad_request, not_acceptable
 from numaplane.apiserver.protobuf import codec as protobuf_codec
+from numaplane.gofmt import go_json_syntax_error
 
 #: kube-apiserver's ``--max-request-body-bytes`` default (``maxRequestBodyBytes``): 3 MiB.
 MAX_REQUEST_BODY_BYTES: Final = 3 * 1024 * 1024
@@ -207,56 +208,9 @@ def media_type_of(content_type: str) -> str:
 _GO_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "bool"}
 
 
-def _go_char(text: str, pos: int) -> str:
-    """The character at ``pos`` quoted as Go's JSON scanner quotes it (``'x'``)."""
-    ch = text[pos]
-    if ch == "'":
-        return "'\\''"
-    if ch == "\n":
-        return "'\\n'"
-    return f"'{ch}'"
-
-
 def go_json_error(err: json.JSONDecodeError) -> str:
     """A Python JSON error worded as Go's ``encoding/json`` scanner words it."""
-    text, pos, msg = err.doc, err.pos, err.msg
-    if pos >= len(text) or msg.startswith("Unterminated string"):
-        return "unexpected end of JSON input"
-    ch = _go_char(text, pos)
-    if msg.startswith("Expecting value"):
-        return f"invalid character {ch} looking for beginning of value"
-    if msg.startswith("Expecting property name"):
-        return f"invalid character {ch} looking for beginning of object key string"
-    if msg.startswith("Expecting ':'"):
-        return f"invalid character {ch} after object key"
-    if msg.startswith("Expecting ','"):
-        # Which container is open at ``pos`` decides Go's wording.
-        depth: list[str] = []
-        in_string = escaped = False
-        for c in text[:pos]:
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif c == "\\":
-                    escaped = True
-                elif c == '"':
-                    in_string = False
-            elif c == '"':
-                in_string = True
-            elif c in "[{":
-                depth.append(c)
-            elif c in "]}" and depth:
-                depth.pop()
-        if depth and depth[-1] == "[":
-            return f"invalid character {ch} after array element"
-        return f"invalid character {ch} after object key:value pair"
-    if msg.startswith("Extra data"):
-        return f"invalid character {ch} after top-level value"
-    if msg.startswith("Invalid control character"):
-        return f"invalid character {ch} in string literal"
-    if msg.startswith("Invalid \\escape") or msg.startswith("Invalid \\u"):
-        return f"invalid character {ch} in string escape code"
-    return f"invalid character {ch} looking for beginning of value"
+    return go_json_syntax_error(err, err.doc)
 
 
 class DecodeError(Exception):
