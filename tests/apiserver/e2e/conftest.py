@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 
 KUBECTL = shutil.which("kubectl")

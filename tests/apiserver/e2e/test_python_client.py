@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config, watch
+
 from numaplane.testing.apiserver import RunningApiServer
 
 pytestmark = pytest.mark.timeout(240)

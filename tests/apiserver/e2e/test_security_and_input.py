@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 
+from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 from tests.apiserver.e2e.conftest import Kubectl
 
 pytestmark = pytest.mark.timeout(240)
