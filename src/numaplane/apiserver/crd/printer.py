@@ -19,24 +19,9 @@ from datetime import datetime
 from typing import Any, Final
 
 from numaplane.apiserver.crd.validation import go_number
-from numaplane.apiserver.resource import Object, TableColumn
+from numaplane.apiserver.resource import CREATION_DESCRIPTION, NAME_DESCRIPTION, Object, TableColumn
 from numaplane.errors import NumaplaneError
 from numaplane.gofmt import human_duration
-
-NAME_DESCRIPTION: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-CREATION_DESCRIPTION: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate "
-    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 
 #: Upstream's column for a version that declares none.
 DEFAULT_COLUMNS: Final = (

@@ -11,27 +11,15 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from numaplane.apiserver.kinds.meta import as_dict, as_list, as_str, metadata
-from numaplane.apiserver.resource import TableColumn
+from numaplane.apiserver.resource import CREATION_DESCRIPTION, NAME_DESCRIPTION, TableColumn
 from numaplane.gofmt import human_duration as human_duration
 
 Object = dict[str, Any]
 RowFunc = Callable[[Object, float], list[Any]]
 
-NAME_DESCRIPTION: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-AGE_DESCRIPTION: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate "
-    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 
+#: The Age column describes creationTimestamp, as upstream's printers do.
+AGE_DESCRIPTION: Final = CREATION_DESCRIPTION
 NAME_COLUMN: Final = TableColumn("Name", "string", "name", NAME_DESCRIPTION)
 AGE_COLUMN: Final = TableColumn("Age", "string", "", AGE_DESCRIPTION)
 NONE: Final = "<none>"
