@@ -17,6 +17,7 @@ from typing import Any, Final
 
 # The checks selectors share live in numaplane.api; re-exported for the kinds.
 from numaplane.api.validation import DNS1123_SUBDOMAIN_MAX_LENGTH
+from numaplane.api.validation import is_dns1035_label as is_dns1035_label
 from numaplane.api.validation import is_dns1123_subdomain as is_dns1123_subdomain
 from numaplane.api.validation import is_qualified_name as is_qualified_name
 from numaplane.api.validation import is_valid_label_value as is_valid_label_value
@@ -48,16 +49,10 @@ _DNS1123_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character"
 )
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character"
-)
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 
 _DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
-_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
 _CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
 
 #: Finalizers core accepts without a ``domain/`` prefix (``IsStandardFinalizerName``).
@@ -76,16 +71,6 @@ def is_dns1123_label(value: str) -> list[str]:
         errors.append(max_len_error(DNS1123_LABEL_MAX))
     if not _DNS1123_LABEL_RE.fullmatch(value):
         errors.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    """``IsDNS1035Label``."""
-    errors = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errors.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errors
 
 
