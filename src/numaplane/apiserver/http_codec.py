@@ -213,6 +213,14 @@ def go_json_error(err: json.JSONDecodeError) -> str:
     return go_json_syntax_error(err, err.doc)
 
 
+def _unrecognized(kind: str, detail: str, body: bytes) -> StatusError:
+    # kube-apiserver's 400 for a body it cannot read as an object, with the start of the body.
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): {detail} "
+        f"({summarize(body)})"
+    )
+
+
 class DecodeError(Exception):
     """A body that is no JSON or YAML object; ``str`` is upstream's inner message."""
 
@@ -301,19 +309,18 @@ def decode_object(
     try:
         doc = parse_document(body, media_type, (group_version, kind))
     except DecodeError as err:
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): {err} "
-            f"({summarize(body)})"
-        ) from err
+        raise _unrecognized(kind, str(err), body) from err
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
         go_type = _GO_TYPES.get(type(doc), "value")
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal {go_type} into Go value of "
+        raise _unrecognized(
+            kind,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{go_type} into Go value of "
             'type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
-            f'"json:\\"kind,omitempty\\"" }} ({summarize(body)})'
+            '"json:\\"kind,omitempty\\"" }',
+            body,
         )
     endpoint_gv = f"{group}/{version}" if group else version
     api_version = doc.get("apiVersion")
@@ -357,16 +364,14 @@ def decode_options(body: bytes, content_type: str, kind: str) -> dict[str, Any]:
     try:
         doc = parse_document(body, media_type)
     except DecodeError as err:
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): {err} "
-            f"({summarize(body)})"
-        ) from err
+        raise _unrecognized(kind, str(err), body) from err
     if doc is None:
         return {}
     if not isinstance(doc, dict):
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal "
-            f"{_GO_TYPES.get(type(doc), 'value')} into Go value ({summarize(body)})"
+        raise _unrecognized(
+            kind,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{_GO_TYPES.get(type(doc), 'value')} into Go value",
+            body,
         )
     return doc
