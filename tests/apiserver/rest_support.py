@@ -173,16 +173,18 @@ def run_cluster(
     body: Callable[[Cluster], Awaitable[T]],
     *,
     unknown_fields: UnknownFields | None = None,
+    real_kinds: bool = False,
 ) -> T:
-    """Open a cluster in ``tmp_path`` over :data:`BUILTINS`, wait for its controllers to
-    settle (system namespaces), run ``body``, close it."""
+    """Open a cluster in ``tmp_path`` over :data:`BUILTINS` (the server's own built-in kinds
+    and CRD handling with ``real_kinds``), wait for its controllers to settle (system
+    namespaces), run ``body``, close it."""
 
     async def main() -> T:
         cluster = await Cluster.open(
             "test",
             tmp_path,
-            builtins=BUILTINS,
-            crd_infos=crd_resource_infos,
+            builtins=None if real_kinds else BUILTINS,
+            crd_infos=None if real_kinds else crd_resource_infos,
             unknown_fields=unknown_fields or no_unknown_fields,
         )
         try:

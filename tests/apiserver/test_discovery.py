@@ -3,53 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
 from numaplane.apiserver import discovery
-from numaplane.apiserver.errors import FieldError
-from numaplane.apiserver.resource import ALL_VERBS, Object, ResourceInfo
-from numaplane.apiserver.table import DefaultTablePrinter
-
-
-class _UnusedStrategy:
-    """Discovery never writes objects: any call is a test failure."""
-
-    def default(self, obj: Object) -> None:
-        raise AssertionError("discovery called a strategy")
-
-    def prepare_for_create(self, obj: Object) -> None:
-        raise AssertionError("discovery called a strategy")
-
-    def prepare_for_update(self, new: Object, old: Object) -> None:
-        raise AssertionError("discovery called a strategy")
-
-    def validate(self, obj: Object) -> list[FieldError]:
-        raise AssertionError("discovery called a strategy")
-
-    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
-        raise AssertionError("discovery called a strategy")
-
-    def bumps_generation(self, new: Object, old: Object) -> bool:
-        raise AssertionError("discovery called a strategy")
-
-
-def info(
-    group: str, version: str, resource: str, kind: str, namespaced: bool, **kw: Any
-) -> ResourceInfo:
-    return ResourceInfo(
-        group,
-        version,
-        resource,
-        kind,
-        namespaced,
-        strategy=_UnusedStrategy(),
-        table=DefaultTablePrinter(),
-        field_set=lambda obj: {},
-        **kw,
-    )
-
+from numaplane.apiserver.resource import ALL_VERBS
+from tests.apiserver.info_support import info
 
 PODS = info(
     "",

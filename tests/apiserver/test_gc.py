@@ -42,6 +42,15 @@ def exists(cluster: Cluster, resource: str, name: str, namespace: str = "default
     return cluster.store.get_latest(ObjectKey(resource, namespace, name)) is not None
 
 
+async def release(cluster: Cluster, name: str, namespace: str = "default") -> None:
+    """Clear the finalizers of the pod ``name`` (what its finalizer's owner would do)."""
+    stored = cluster.store.get_latest(ObjectKey("pods", namespace, name))
+    assert stored is not None
+    released = copy.deepcopy(stored)
+    released["metadata"]["finalizers"] = []
+    await cluster.update(CTX, PODS, namespace, name, released)
+
+
 @dataclass(frozen=True)
 class PropagationCase:
     name: str
@@ -89,9 +98,7 @@ def test_foreground_waits_for_blocking_dependents(tmp_path: Path) -> None:
         dependent = cluster.store.get_latest(ObjectKey("pods", "default", "held"))
         assert dependent is not None
         assert dependent["metadata"]["deletionTimestamp"]
-        released = copy.deepcopy(dependent)
-        released["metadata"]["finalizers"] = []
-        await cluster.update(CTX, PODS, "default", "held", released)
+        await release(cluster, "held")
         await cluster.settle()
         assert not exists(cluster, "pods", "held")
         assert not exists(cluster, "jobs.batch", "j")
@@ -187,11 +194,7 @@ def test_namespace_deletion_empties_then_removes_it(tmp_path: Path) -> None:
             "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
             "resource instances",
         )
-        stored = cluster.store.get_latest(ObjectKey("pods", "team", "held"))
-        assert stored is not None
-        released = copy.deepcopy(stored)
-        released["metadata"]["finalizers"] = []
-        await cluster.update(CTX, PODS, "team", "held", released)
+        await release(cluster, "held", "team")
         await cluster.settle()
         assert not exists(cluster, "namespaces", "team", "")
         assert cluster.store.list("serviceaccounts", "team")[0] == []
@@ -224,11 +227,7 @@ def test_foreground_namespace_deletion_still_empties_it(tmp_path: Path) -> None:
         await cluster.settle()
         # The namespace waits for its content even once the GC's finalizer is gone.
         assert exists(cluster, "namespaces", "team", "")
-        stored = cluster.store.get_latest(ObjectKey("pods", "team", "held"))
-        assert stored is not None
-        released = copy.deepcopy(stored)
-        released["metadata"]["finalizers"] = []
-        await cluster.update(CTX, PODS, "team", "held", released)
+        await release(cluster, "held", "team")
         await cluster.settle()
         assert not exists(cluster, "namespaces", "team", "")
 

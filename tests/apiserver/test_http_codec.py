@@ -230,6 +230,11 @@ GO_ERROR_CASES = (
     ),
     GoErrorCase("array element", "[1 2]", "invalid character '2' after array element"),
     GoErrorCase("trailing data", "{} x", "invalid character 'x' after top-level value"),
+    # Go's quoteChar escapes what strconv.Quote escapes, and names the escape's letter.
+    GoErrorCase("backslash", "\\", "invalid character '\\\\' looking for beginning of value"),
+    GoErrorCase("tab in string", '"a\tb"', "invalid character '\\t' in string literal"),
+    GoErrorCase("bad escape", '"\\q"', "invalid character 'q' in string escape code"),
+    GoErrorCase("open at trailing blanks", '{"a": 1 ', "unexpected end of JSON input"),
 )
 
 

@@ -11,49 +11,9 @@ import pytest
 
 from numaplane.apiserver import openapi, openapi_builtin
 from numaplane.apiserver.discovery import document_hash
-from numaplane.apiserver.errors import FieldError
 from numaplane.apiserver.openapi_paths import group_identifier
-from numaplane.apiserver.resource import Object, ResourceInfo
-from numaplane.apiserver.table import DefaultTablePrinter
-
-
-class _UnusedStrategy:
-    """OpenAPI never writes objects: any call is a test failure."""
-
-    def default(self, obj: Object) -> None:
-        raise AssertionError("openapi called a strategy")
-
-    def prepare_for_create(self, obj: Object) -> None:
-        raise AssertionError("openapi called a strategy")
-
-    def prepare_for_update(self, new: Object, old: Object) -> None:
-        raise AssertionError("openapi called a strategy")
-
-    def validate(self, obj: Object) -> list[FieldError]:
-        raise AssertionError("openapi called a strategy")
-
-    def validate_update(self, new: Object, old: Object) -> list[FieldError]:
-        raise AssertionError("openapi called a strategy")
-
-    def bumps_generation(self, new: Object, old: Object) -> bool:
-        raise AssertionError("openapi called a strategy")
-
-
-def info(
-    group: str, version: str, resource: str, kind: str, namespaced: bool, **kw: Any
-) -> ResourceInfo:
-    return ResourceInfo(
-        group,
-        version,
-        resource,
-        kind,
-        namespaced,
-        strategy=_UnusedStrategy(),
-        table=DefaultTablePrinter(),
-        field_set=lambda obj: {},
-        **kw,
-    )
-
+from numaplane.apiserver.resource import ResourceInfo
+from tests.apiserver.info_support import info
 
 #: A small custom resource schema: typed spec fields, a free-form subtree, an embedded object.
 QUEUE_SCHEMA: dict[str, Any] = {

@@ -4,10 +4,6 @@ the documents only (the real server's routes are tested end to end elsewhere).""
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +12,9 @@ import pytest
 from aiohttp import web
 
 from numaplane.apiserver import discovery, openapi
+from tests.apiserver.kubectl_front import KUBECTL, run_kubectl, serve_loopback, write_kubeconfig
 from tests.apiserver.test_openapi import ALL
 
-KUBECTL = shutil.which("kubectl")
 pytestmark = [
     pytest.mark.skipif(
         KUBECTL is None, reason="kubectl not installed: kubectl reading tests skipped"
@@ -55,45 +51,16 @@ class Front:
 
 @pytest.fixture(scope="module")
 def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
-    loop = asyncio.new_event_loop()
     app = web.Application()
     app.router.add_route("GET", "/{tail:.*}", _handle)
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    home = tmp_path_factory.mktemp("kubectl")
-    kubeconfig = home / "config"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-        "current-context: x\n"
-    )
-    try:
-        yield Front(kubeconfig, home / "cache")
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+    with serve_loopback(app) as port:
+        home = tmp_path_factory.mktemp("kubectl")
+        write_kubeconfig(home / "config", port)
+        yield Front(home / "config", home / "cache")
 
 
 def kubectl(front: Front, *args: str) -> str:
-    assert KUBECTL is not None
-    done = subprocess.run(
-        [KUBECTL, "--kubeconfig", str(front.kubeconfig), "--cache-dir", str(front.cache), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_kubectl(front.kubeconfig, front.cache, *args)
 
 
 def test_api_resources(front: Front) -> None:

@@ -6,11 +6,7 @@ for the same command."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +17,8 @@ from aiohttp import web
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.protobuf import codec
+from tests.apiserver.kubectl_front import KUBECTL, run_kubectl, serve_loopback, write_kubeconfig
 
-KUBECTL = shutil.which("kubectl")
 pytestmark = [
     pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed: kubectl body tests skipped"),
     pytest.mark.timeout(180),
@@ -358,42 +354,14 @@ def _app(front: Front) -> web.Application:
 def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
     home = tmp_path_factory.mktemp("kubectl")
     front = Front(home / "config", home / "cache")
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(_app(front))
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    front.kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u, namespace: team}}]\n"
-        "current-context: x\n"
-    )
-    try:
+    with serve_loopback(_app(front)) as port:
+        write_kubeconfig(front.kubeconfig, port, namespace="team")
         yield front
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
 
 
 def kubectl(front: Front, *args: str) -> str:
     """Run kubectl against the front; its stdout (a failure fails the test with stderr)."""
-    assert KUBECTL is not None
-    done = subprocess.run(
-        [KUBECTL, "--kubeconfig", str(front.kubeconfig), "--cache-dir", str(front.cache), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_kubectl(front.kubeconfig, front.cache, *args)
 
 
 def _sent(front: Front, *args: str) -> Recorded:

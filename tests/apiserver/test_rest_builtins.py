@@ -4,7 +4,6 @@ generation and status, namespaces' finalizer and phase, CRDs validated by the cr
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 from collections.abc import Awaitable, Callable
@@ -17,9 +16,8 @@ from numaplane.apiserver.lifecycle import event_last_write
 from numaplane.apiserver.registry import Registry
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest import Cluster
-from numaplane.apiserver.rest_core import no_unknown_fields
 from numaplane.apiserver.storage import ObjectKey
-from tests.apiserver.rest_support import CTX, raises
+from tests.apiserver.rest_support import CTX, raises, run_cluster
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,15 +26,7 @@ APPLY = "application/apply-patch+yaml"
 
 
 def run(tmp_path: Path, body: Callable[[Cluster], Awaitable[T]]) -> T:
-    async def main() -> T:
-        cluster = await Cluster.open("c1", tmp_path, unknown_fields=no_unknown_fields)
-        try:
-            await cluster.settle()
-            return await body(cluster)
-        finally:
-            await cluster.close()
-
-    return asyncio.run(main())
+    return run_cluster(tmp_path, body, real_kinds=True)
 
 
 def served(registry: Registry, group: str, resource: str) -> ResourceInfo:

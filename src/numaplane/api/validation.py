@@ -1,5 +1,6 @@
 """apimachinery's ``util/validation`` checks that selectors and object metadata share: qualified
-names (label and annotation keys), label values, DNS-1123 subdomains, with upstream's messages."""
+names (label and annotation keys), label values, DNS-1123 subdomains, DNS-1035 labels, with
+upstream's messages."""
 
 from __future__ import annotations
 
@@ -27,7 +28,14 @@ _DNS1123_SUBDOMAIN_MSG: Final = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character"
 )
+DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_RE: Final = re.compile(DNS1035_LABEL_FMT)
+_DNS1035_LABEL_MSG: Final = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
 QUALIFIED_NAME_MAX_LENGTH: Final = 63
+DNS1035_LABEL_MAX_LENGTH: Final = 63
 LABEL_VALUE_MAX_LENGTH: Final = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH: Final = 253
 
@@ -58,6 +66,16 @@ def is_dns1123_subdomain(value: str) -> list[str]:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _fullmatch(_DNS1123_SUBDOMAIN_RE, value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """apimachinery's ``IsDNS1035Label`` (service names, CRD plural, kind and short names)."""
+    errs: list[str] = []
+    if len(value) > DNS1035_LABEL_MAX_LENGTH:
+        errs.append(max_len_error(DNS1035_LABEL_MAX_LENGTH))
+    if not _fullmatch(_DNS1035_LABEL_RE, value):
+        errs.append(regex_error(_DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
 

@@ -20,6 +20,7 @@ import yaml
 
 from numaplane.apiserver.errors import StatusError, bad_request, not_acceptable
 from numaplane.apiserver.protobuf import codec as protobuf_codec
+from numaplane.gofmt import go_json_syntax_error
 
 #: kube-apiserver's ``--max-request-body-bytes`` default (``maxRequestBodyBytes``): 3 MiB.
 MAX_REQUEST_BODY_BYTES: Final = 3 * 1024 * 1024
@@ -207,56 +208,17 @@ def media_type_of(content_type: str) -> str:
 _GO_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "bool"}
 
 
-def _go_char(text: str, pos: int) -> str:
-    """The character at ``pos`` quoted as Go's JSON scanner quotes it (``'x'``)."""
-    ch = text[pos]
-    if ch == "'":
-        return "'\\''"
-    if ch == "\n":
-        return "'\\n'"
-    return f"'{ch}'"
-
-
 def go_json_error(err: json.JSONDecodeError) -> str:
     """A Python JSON error worded as Go's ``encoding/json`` scanner words it."""
-    text, pos, msg = err.doc, err.pos, err.msg
-    if pos >= len(text) or msg.startswith("Unterminated string"):
-        return "unexpected end of JSON input"
-    ch = _go_char(text, pos)
-    if msg.startswith("Expecting value"):
-        return f"invalid character {ch} looking for beginning of value"
-    if msg.startswith("Expecting property name"):
-        return f"invalid character {ch} looking for beginning of object key string"
-    if msg.startswith("Expecting ':'"):
-        return f"invalid character {ch} after object key"
-    if msg.startswith("Expecting ','"):
-        # Which container is open at ``pos`` decides Go's wording.
-        depth: list[str] = []
-        in_string = escaped = False
-        for c in text[:pos]:
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif c == "\\":
-                    escaped = True
-                elif c == '"':
-                    in_string = False
-            elif c == '"':
-                in_string = True
-            elif c in "[{":
-                depth.append(c)
-            elif c in "]}" and depth:
-                depth.pop()
-        if depth and depth[-1] == "[":
-            return f"invalid character {ch} after array element"
-        return f"invalid character {ch} after object key:value pair"
-    if msg.startswith("Extra data"):
-        return f"invalid character {ch} after top-level value"
-    if msg.startswith("Invalid control character"):
-        return f"invalid character {ch} in string literal"
-    if msg.startswith("Invalid \\escape") or msg.startswith("Invalid \\u"):
-        return f"invalid character {ch} in string escape code"
-    return f"invalid character {ch} looking for beginning of value"
+    return go_json_syntax_error(err, err.doc)
+
+
+def _unrecognized(kind: str, detail: str, body: bytes) -> StatusError:
+    # kube-apiserver's 400 for a body it cannot read as an object, with the start of the body.
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): {detail} "
+        f"({summarize(body)})"
+    )
 
 
 class DecodeError(Exception):
@@ -347,19 +309,18 @@ def decode_object(
     try:
         doc = parse_document(body, media_type, (group_version, kind))
     except DecodeError as err:
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): {err} "
-            f"({summarize(body)})"
-        ) from err
+        raise _unrecognized(kind, str(err), body) from err
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
         go_type = _GO_TYPES.get(type(doc), "value")
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal {go_type} into Go value of "
+        raise _unrecognized(
+            kind,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{go_type} into Go value of "
             'type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
-            f'"json:\\"kind,omitempty\\"" }} ({summarize(body)})'
+            '"json:\\"kind,omitempty\\"" }',
+            body,
         )
     endpoint_gv = f"{group}/{version}" if group else version
     api_version = doc.get("apiVersion")
@@ -403,16 +364,14 @@ def decode_options(body: bytes, content_type: str, kind: str) -> dict[str, Any]:
     try:
         doc = parse_document(body, media_type)
     except DecodeError as err:
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): {err} "
-            f"({summarize(body)})"
-        ) from err
+        raise _unrecognized(kind, str(err), body) from err
     if doc is None:
         return {}
     if not isinstance(doc, dict):
-        raise bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal "
-            f"{_GO_TYPES.get(type(doc), 'value')} into Go value ({summarize(body)})"
+        raise _unrecognized(
+            kind,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{_GO_TYPES.get(type(doc), 'value')} into Go value",
+            body,
         )
     return doc

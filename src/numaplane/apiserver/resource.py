@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from numaplane.apiserver.errors import FieldError
 
@@ -53,6 +53,24 @@ class Strategy(Protocol):
 
     def bumps_generation(self, new: Object, old: Object) -> bool:
         """Whether ``metadata.generation`` goes up: a spec change, for most kinds."""
+
+
+#: ObjectMeta's documentation of ``name`` and ``creationTimestamp``: upstream's tables use them as
+#: the Name and Age / Created At column descriptions.
+NAME_DESCRIPTION: Final = (
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+CREATION_DESCRIPTION: Final = (
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
 
 
 @dataclass(frozen=True)

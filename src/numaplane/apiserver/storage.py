@@ -211,26 +211,27 @@ class ClusterStore:
             raise errors.already_exists(key.resource, key.name)
         return await self._accept(ADDED, key, obj, None)
 
+    def _latest_expected(self, key: ObjectKey, expect_rv: int | None) -> dict[str, Any]:
+        # The object a write replaces: 404 when absent, 409 when ``expect_rv`` is stale.
+        prev = self.get_latest(key)
+        if prev is None:
+            raise errors.not_found(key.resource, key.name)
+        if expect_rv is not None and object_rv(prev) != expect_rv:
+            raise errors.conflict(key.resource, key.name)
+        return prev
+
     async def update(
         self, key: ObjectKey, obj: dict[str, Any], expect_rv: int | None
     ) -> dict[str, Any]:
         """Replace the object at ``key``; returns it with its new resourceVersion once durable.
         404 when absent; 409 Conflict when ``expect_rv`` is given and is not the latest rv."""
-        prev = self.get_latest(key)
-        if prev is None:
-            raise errors.not_found(key.resource, key.name)
-        if expect_rv is not None and object_rv(prev) != expect_rv:
-            raise errors.conflict(key.resource, key.name)
+        prev = self._latest_expected(key, expect_rv)
         return await self._accept(MODIFIED, key, obj, prev)
 
     async def delete(self, key: ObjectKey, expect_rv: int | None) -> dict[str, Any]:
         """Remove the object at ``key``; returns its last state with the deletion's
         resourceVersion once durable. 404 when absent; 409 Conflict on a stale ``expect_rv``."""
-        prev = self.get_latest(key)
-        if prev is None:
-            raise errors.not_found(key.resource, key.name)
-        if expect_rv is not None and object_rv(prev) != expect_rv:
-            raise errors.conflict(key.resource, key.name)
+        prev = self._latest_expected(key, expect_rv)
         return await self._accept(DELETED, key, prev, prev)
 
     # ----- commit (writer thread -> loop) -----

@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from numaplane.apiserver import errors
 from numaplane.apiserver.discovery import parse_accept
-from numaplane.apiserver.resource import Object, TableColumn, TablePrinter
+from numaplane.apiserver.resource import (
+    CREATION_DESCRIPTION,
+    NAME_DESCRIPTION,
+    Object,
+    TableColumn,
+    TablePrinter,
+)
 
 #: What kubectl get sends, for reference and tests.
 KUBECTL_TABLE_ACCEPT: Final = (
@@ -30,23 +36,6 @@ KUBECTL_TABLE_ACCEPT: Final = (
 
 INCLUDE_OBJECT_VALUES: Final = ("Metadata", "Object", "None")
 _META_VERSIONS: Final = ("v1", "v1beta1")
-
-#: ObjectMeta's documentation of ``name`` and ``creationTimestamp``: upstream's default table
-#: uses them as the column descriptions.
-NAME_DESCRIPTION: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-CREATED_AT_DESCRIPTION: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate "
-    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 
 
 @dataclass(frozen=True)
@@ -200,7 +189,7 @@ class DefaultTablePrinter:
         """``Name`` and ``Created At`` with ObjectMeta's descriptions."""
         return (
             TableColumn("Name", "string", "name", NAME_DESCRIPTION),
-            TableColumn("Created At", "date", "", CREATED_AT_DESCRIPTION),
+            TableColumn("Created At", "date", "", CREATION_DESCRIPTION),
         )
 
     def row(self, obj: Object, now: float) -> list[Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from numaplane.errors import NumaplaneError
-from numaplane.gofmt import go_json_string, go_quote
+from numaplane.gofmt import go_json_string, go_json_syntax_error
 from numaplane.node.gocodec import GoField, GoType, Kind, elem_of, key_of, zero
 
 
@@ -165,63 +165,11 @@ def parse_go_json(data: bytes | str) -> Any:
             parse_constant=_reject_constant,
         )
     except json.JSONDecodeError as exc:
-        raise GoJSONError(_go_syntax_message(exc, text)) from None
+        raise GoJSONError(go_json_syntax_error(exc, text)) from None
 
 
 def _reject_constant(name: str) -> Any:
     raise json.JSONDecodeError("Expecting value", name, 0)
-
-
-def _quote_char(ch: str) -> str:
-    # encoding/json's quoteChar: strconv.Quote between single quotes.
-    if ch == "'":
-        return "'\\''"
-    if ch == '"':
-        return "'\"'"
-    return "'" + go_quote(ch)[1:-1] + "'"
-
-
-def _container_at(text: str, pos: int) -> str:
-    """``{`` or ``[``: the innermost open container before ``pos`` (strings skipped)."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in text[:pos]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in "}]" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
-
-
-def _go_syntax_message(exc: json.JSONDecodeError, text: str) -> str:
-    message = exc.msg
-    pos = exc.pos
-    if message.startswith("Unterminated string") or pos >= len(text.rstrip(" \t\r\n")):
-        return "unexpected end of JSON input"
-    if message.startswith("Invalid \\escape"):
-        return f"invalid character {_quote_char(text[pos + 1])} in string escape code"
-    ch = _quote_char(text[pos])
-    if message.startswith("Invalid control character"):
-        return f"invalid character {ch} in string literal"
-    if message.startswith("Extra data"):
-        return f"invalid character {ch} after top-level value"
-    if message.startswith("Expecting property name"):
-        return f"invalid character {ch} looking for beginning of object key string"
-    if message.startswith("Expecting ':'"):
-        return f"invalid character {ch} after object key"
-    if message.startswith("Expecting ','"):
-        after = "object key:value pair" if _container_at(text, pos) == "{" else "array element"
-        return f"invalid character {ch} after {after}"
-    return f"invalid character {ch} looking for beginning of value"
 
 
 def _json_kind(node: Any) -> str:

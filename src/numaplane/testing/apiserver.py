@@ -21,7 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -199,6 +199,21 @@ def start_apiserver(
         raise
 
 
+def _keep_waiting(
+    process: subprocess.Popen[bytes], deadline: float, log: str | Callable[[], str], late: str
+) -> None:
+    # One more poll of a starting server: give up when it exited or ``deadline`` passed, with
+    # its output (``log``, read only then when a callable), else pause before the next look.
+    if process.poll() is not None or time.monotonic() > deadline:
+        output = log if isinstance(log, str) else log()
+        if process.poll() is not None:
+            raise ApiServerStartError(
+                f"apiserver exited with status {process.returncode}: {output.strip()}"
+            )
+        raise ApiServerStartError(f"apiserver {late}: {output}")
+    time.sleep(0.05)
+
+
 def _wait_ready(
     process: subprocess.Popen[bytes],
     data_dir: Path,
@@ -218,13 +233,7 @@ def _wait_ready(
         if found:
             url = found.group(1)
             break
-        if process.poll() is not None:
-            raise ApiServerStartError(
-                f"apiserver exited with status {process.returncode}: {text.strip()}"
-            )
-        if time.monotonic() > deadline:
-            raise ApiServerStartError(f"apiserver did not start in {timeout_s:.0f}s: {text}")
-        time.sleep(0.05)
+        _keep_waiting(process, deadline, text, f"did not start in {timeout_s:.0f}s")
     kubeconfig = data_dir / "admin.kubeconfig"
     server = RunningApiServer(
         url,
@@ -241,13 +250,7 @@ def _wait_ready(
             code, body = server.get("/readyz", timeout_s=5.0)
             if code == 200 and body == b"ok":
                 return server
-        if process.poll() is not None:
-            raise ApiServerStartError(
-                f"apiserver exited with status {process.returncode}: {server.log().strip()}"
-            )
-        if time.monotonic() > deadline:
-            raise ApiServerStartError(f"apiserver not ready in {timeout_s:.0f}s: {server.log()}")
-        time.sleep(0.05)
+        _keep_waiting(process, deadline, server.log, f"not ready in {timeout_s:.0f}s")
 
 
 @contextlib.contextmanager

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from numaplane.apiserver.crd.printer import find, human_duration, parse_jsonpath
+from numaplane.apiserver.crd.printer import find, parse_jsonpath
+from numaplane.gofmt import human_duration
 
 DOC: dict[str, Any] = {
     "a": {"b": [{"n": "x", "v": 1}, {"n": "y", "v": 2}], "dotted.key": "d"},

@@ -53,6 +53,16 @@ class Kubectl:
         """``kubectl ARGS -o json``, decoded."""
         return json.loads(self.out(*args, "-o", "json"))
 
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """``kubectl ARGS`` in the background (a wait or a watch); the caller ends it."""
+        assert KUBECTL is not None
+        return subprocess.Popen(
+            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def fails(self, *args: str, stdin: str | None = None) -> str:
         """The standard error of a ``kubectl ARGS`` that must fail."""
         done = self.run(*args, stdin=stdin, check=False)

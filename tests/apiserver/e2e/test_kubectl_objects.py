@@ -4,12 +4,11 @@ and by the objects the server then holds."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
 
-from tests.apiserver.e2e.conftest import KUBECTL, Kubectl
+from tests.apiserver.e2e.conftest import Kubectl
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -183,23 +182,7 @@ def test_errors_read_as_upstream(kubectl: Kubectl) -> None:
 def test_delete_and_wait(kubectl: Kubectl) -> None:
     ns = namespace(kubectl, "waiting")
     kubectl.out("apply", "-f", "-", stdin=POD.format(ns=ns))
-    assert KUBECTL is not None
-    waiter = subprocess.Popen(
-        [
-            KUBECTL,
-            "--kubeconfig",
-            str(kubectl.kubeconfig),
-            "wait",
-            "-n",
-            ns,
-            "--for=condition=Ready",
-            "pod/web",
-            "--timeout=60s",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    waiter = kubectl.start("wait", "-n", ns, "--for=condition=Ready", "pod/web", "--timeout=60s")
     try:
         time.sleep(1.0)
         status = {
@@ -231,23 +214,8 @@ def test_delete_and_wait(kubectl: Kubectl) -> None:
 
 def test_get_watch_streams_changes(kubectl: Kubectl) -> None:
     ns = namespace(kubectl, "watching")
-    assert KUBECTL is not None
-    watcher = subprocess.Popen(
-        [
-            KUBECTL,
-            "--kubeconfig",
-            str(kubectl.kubeconfig),
-            "get",
-            "configmaps",
-            "-n",
-            ns,
-            "-w",
-            "--output-watch-events",
-            "--request-timeout=20s",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    watcher = kubectl.start(
+        "get", "configmaps", "-n", ns, "-w", "--output-watch-events", "--request-timeout=20s"
     )
     try:
         time.sleep(1.5)

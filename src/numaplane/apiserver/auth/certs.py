@@ -95,20 +95,26 @@ def subject_name(common_name: str, organizations: Sequence[str] = ()) -> x509.Na
     return x509.Name(attrs)
 
 
-def new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A new self-signed CA (``CN=kubernetes``, ten years) and its key."""
-    key = new_leaf_key()
-    now = utc_now()
-    subject = subject_name(CA_COMMON_NAME)
-    cert = (
+def _base_builder(
+    subject: x509.Name,
+    issuer: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    now: datetime.datetime,
+    validity: datetime.timedelta,
+    *,
+    ca: bool,
+) -> x509.CertificateBuilder:
+    # What CA and leaf certificates share: names, key, a random serial, a validity backdated
+    # for clock skew, basic constraints and key usage (certificate signing for the CA only).
+    return (
         x509.CertificateBuilder()
         .subject_name(subject)
-        .issuer_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - BACKDATE)
-        .not_valid_after(now + CA_VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .not_valid_after(now + validity)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -116,13 +122,23 @@ def new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
                 key_encipherment=True,
                 data_encipherment=False,
                 key_agreement=False,
-                key_cert_sign=True,
+                key_cert_sign=ca,
                 crl_sign=False,
                 encipher_only=False,
                 decipher_only=False,
             ),
             critical=True,
         )
+    )
+
+
+def new_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A new self-signed CA (``CN=kubernetes``, ten years) and its key."""
+    key = new_leaf_key()
+    now = utc_now()
+    subject = subject_name(CA_COMMON_NAME)
+    cert = (
+        _base_builder(subject, subject, key, now, CA_VALIDITY, ca=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -147,29 +163,9 @@ def issue_certificate(
     """
     key = new_leaf_key()
     now = utc_now()
+    subject = subject_name(common_name, organizations)
     builder = (
-        x509.CertificateBuilder()
-        .subject_name(subject_name(common_name, organizations))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - BACKDATE)
-        .not_valid_after(now + validity)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        _base_builder(subject, ca_cert.subject, key, now, validity, ca=False)
         .add_extension(
             x509.ExtendedKeyUsage(
                 [ExtendedKeyUsageOID.CLIENT_AUTH] if client else [ExtendedKeyUsageOID.SERVER_AUTH]

@@ -11,10 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from numaplane.api.validation import is_dns1035_label, is_dns1123_subdomain
 from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.celcheck import undefined_fields
 from numaplane.apiserver.crd.keywords import keyword_errors
-from numaplane.apiserver.crd.names import dns1035_errors, names_errors, subdomain_errors
+from numaplane.apiserver.crd.names import names_errors
 from numaplane.apiserver.crd.printer import JSONPathError, parse_jsonpath
 from numaplane.apiserver.crd.schema import parse, structural_errors
 from numaplane.apiserver.crd.validation import validate
@@ -83,7 +84,7 @@ def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -
     if not name:
         errs.append(required("metadata.name", "name or generateName is required"))
     else:
-        problems = subdomain_errors(name)
+        problems = is_dns1123_subdomain(name)
         if name != f"{names.get('plural', '')}.{group}":
             problems.append('must be spec.names.plural+"."+spec.group')
         errs.extend(invalid_value("metadata.name", name, p) for p in problems)
@@ -99,7 +100,7 @@ def _spec_errors(spec: Mapping[str, Any]) -> list[FieldError]:
     group = str(spec.get("group", ""))
     if not group:
         errs.append(required("spec.group"))
-    elif problems := subdomain_errors(group):
+    elif problems := is_dns1123_subdomain(group):
         errs.append(invalid_value("spec.group", group, ",".join(problems)))
     elif "." not in group:
         errs.append(invalid_value("spec.group", group, "should be a domain with at least one dot"))
@@ -119,7 +120,7 @@ def _spec_errors(spec: Mapping[str, Any]) -> list[FieldError]:
             unique = False
         seen.add(version_name)
         storage += 1 if version.get("storage") else 0
-        if problems := dns1035_errors(version_name):
+        if problems := is_dns1035_label(version_name):
             errs.append(invalid_value(f"{path}.name", version_name, ",".join(problems)))
         errs.extend(_version_errors(version, path))
     if not unique:

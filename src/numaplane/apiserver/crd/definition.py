@@ -19,11 +19,11 @@ every CRD event without recompiling CEL rules.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from numaplane.api.validation import is_dns1123_subdomain
 from numaplane.apiserver.crd import cel
 from numaplane.apiserver.crd.correlation import NO_OLD
 from numaplane.apiserver.crd.defaulting import apply_defaults
@@ -58,15 +58,6 @@ _BLOCKING: Final = frozenset(
 MetaValidator = Callable[[Object, bool], list[FieldError]]
 MetaUpdateValidator = Callable[[Object, Object], list[FieldError]]
 
-_DNS1123_SUBDOMAIN: Final = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-_SUBDOMAIN_MESSAGE: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
 
 def default_meta_validator(obj: Object, namespaced: bool) -> list[FieldError]:
     """Custom resources' object-meta checks (name a DNS-1123 subdomain, namespace by scope),
@@ -76,11 +67,9 @@ def default_meta_validator(obj: Object, namespaced: bool) -> list[FieldError]:
     name = meta.get("name", "")
     if not name and not meta.get("generateName"):
         errs.append(required("metadata.name", "name or generateName is required"))
-    elif name:
-        if len(name) > 253:
-            errs.append(invalid_value("metadata.name", name, "must be no more than 253 characters"))
-        elif not _DNS1123_SUBDOMAIN.fullmatch(name):
-            errs.append(invalid_value("metadata.name", name, _SUBDOMAIN_MESSAGE))
+    elif name and (problems := is_dns1123_subdomain(name)):
+        # Only the first problem: the length one when the name is too long.
+        errs.append(invalid_value("metadata.name", name, problems[0]))
     namespace = meta.get("namespace", "")
     if namespaced and not namespace:
         errs.append(required("metadata.namespace"))

@@ -16,7 +16,9 @@ from typing import Final
 _FLAGS: Final = re.compile(r"\(\?([imsU]+)\)")
 
 
-def _depth_at(pattern: str, index: int) -> int:
+def _scan(pattern: str, index: int) -> tuple[int, bool]:
+    """Before ``pattern[index]``: the group depth, and whether that character is escaped or
+    inside a character class (where parentheses and ``|`` are literal)."""
     depth = 0
     escaped = False
     in_class = False
@@ -33,14 +35,14 @@ def _depth_at(pattern: str, index: int) -> int:
             depth += 1
         elif char == ")":
             depth -= 1
-    return depth
+    return depth, escaped or in_class
 
 
 def translate(pattern: str) -> str:
     """``pattern`` as Python's ``re`` reads the same language."""
     out = pattern.replace("\\z", "\\Z")
     for found in _FLAGS.finditer(out):
-        if found.start() == 0 or _depth_at(out, found.start()) != 0:
+        if found.start() == 0 or _scan(out, found.start())[0] != 0:
             continue
         flags = found.group(1).replace("U", "")
         rest = out[found.end() :]
@@ -55,30 +57,11 @@ def _top_level_alternatives(pattern: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for index, char in enumerate(pattern):
-        if (
-            char == "|"
-            and _depth_at(pattern, index) == 0
-            and not _escaped_or_in_class(pattern, index)
-        ):
+        if char == "|" and _scan(pattern, index) == (0, False):
             pieces.append(pattern[start:index])
             start = index + 1
     pieces.append(pattern[start:])
     return pieces
-
-
-def _escaped_or_in_class(pattern: str, index: int) -> bool:
-    escaped = False
-    in_class = False
-    for char in pattern[:index]:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-    return escaped or in_class
 
 
 @lru_cache(maxsize=1024)

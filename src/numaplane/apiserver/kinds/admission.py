@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from numaplane.apiserver.errors import StatusError
 from numaplane.apiserver.kinds.meta import as_dict, as_list, as_str, metadata
-from numaplane.apiserver.kinds.scheduling import admit_pod_priority
+from numaplane.apiserver.kinds.scheduling import admit_pod_priority, forbidden_pod
 
 Object = dict[str, Any]
 
@@ -24,16 +23,6 @@ MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 DEFAULT_TOLERATION_S: Final = 300
 NOT_READY_TAINT: Final = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT: Final = "node.kubernetes.io/unreachable"
-
-
-def _forbidden(pod: Object, why: str) -> StatusError:
-    name = as_str(metadata(pod).get("name"))
-    return StatusError(
-        403,
-        "Forbidden",
-        f'pods "{name}" is forbidden: {why}',
-        {"name": name, "group": "", "kind": "pods"},
-    )
 
 
 def token_volume(name: str) -> Object:
@@ -81,7 +70,7 @@ def admit_pod_service_account(
     spec["serviceAccountName"] = name
     spec["serviceAccount"] = name
     if account is None:
-        raise _forbidden(
+        raise forbidden_pod(
             pod,
             f"error looking up service account {namespace}/{name}: "
             f'serviceaccount "{name}" not found',

@@ -15,6 +15,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+# The checks selectors share live in numaplane.api; re-exported for the kinds.
+from numaplane.api.validation import DNS1123_SUBDOMAIN_MAX_LENGTH
+from numaplane.api.validation import is_dns1035_label as is_dns1035_label
+from numaplane.api.validation import is_dns1123_subdomain as is_dns1123_subdomain
+from numaplane.api.validation import is_qualified_name as is_qualified_name
+from numaplane.api.validation import is_valid_label_value as is_valid_label_value
+from numaplane.api.validation import max_len_error as max_len_error
+from numaplane.api.validation import regex_error as regex_error
 from numaplane.apiserver.errors import (
     FieldError,
     forbidden_field,
@@ -30,9 +38,6 @@ Object = dict[str, Any]
 NameRule = Callable[[str, bool], list[str]]
 
 DNS1123_LABEL_MAX: Final = 63
-DNS1123_SUBDOMAIN_MAX: Final = 253
-QUALIFIED_NAME_MAX: Final = 63
-LABEL_VALUE_MAX: Final = 63
 #: ``TotalAnnotationSizeLimitB``: keys and values of all annotations together.
 ANNOTATIONS_SIZE_LIMIT: Final = 256 * 1024
 
@@ -44,52 +49,14 @@ _DNS1123_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character"
 )
-_DNS1123_SUBDOMAIN_FMT = rf"{_DNS1123_LABEL_FMT}(\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character"
-)
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character"
-)
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
-)
-_LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character"
-)
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 
 _DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
-_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
 
 #: Finalizers core accepts without a ``domain/`` prefix (``IsStandardFinalizerName``).
 STANDARD_FINALIZERS: Final = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
-
-
-def max_len_error(length: int) -> str:
-    """``MaxLenError``."""
-    return f"must be no more than {length} characters"
-
-
-def regex_error(message: str, fmt: str, *examples: str) -> str:
-    """``RegexError``: the rule, examples and the regular expression, worded as upstream (the
-    doubled space before ``or`` included)."""
-    if not examples:
-        return f"{message} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def inclusive_range_error(low: int, high: int) -> str:
@@ -107,74 +74,11 @@ def is_dns1123_label(value: str) -> list[str]:
     return errors
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
-    """``IsDNS1123Subdomain``."""
-    errors = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errors.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    """``IsDNS1035Label``."""
-    errors = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errors.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errors
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """``IsQualifiedName``: ``[prefix/]name`` as label keys and finalizers are written."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        errors: list[str] = []
-    elif len(parts) == 2:
-        prefix, name = parts
-        errors = []
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            errors.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX:
-        errors.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
-    if not _QUALIFIED_NAME_RE.fullmatch(name):
-        errors.append(
-            "name part "
-            + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errors
-
-
-def is_valid_label_value(value: str) -> list[str]:
-    """``IsValidLabelValue``."""
-    errors = []
-    if len(value) > LABEL_VALUE_MAX:
-        errors.append(max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errors.append(
-            regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errors
-
-
 def is_config_map_key(value: str) -> list[str]:
     """``IsConfigMapKey``: keys of ConfigMap and Secret data."""
     errors = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _CONFIG_KEY_RE.fullmatch(value):
         errors.append(
             regex_error(_CONFIG_KEY_MSG, _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")

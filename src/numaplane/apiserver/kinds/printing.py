@@ -11,64 +11,19 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from numaplane.apiserver.kinds.meta import as_dict, as_list, as_str, metadata
-from numaplane.apiserver.resource import TableColumn
+from numaplane.apiserver.resource import CREATION_DESCRIPTION, NAME_DESCRIPTION, TableColumn
+from numaplane.gofmt import human_duration as human_duration
 
 Object = dict[str, Any]
 RowFunc = Callable[[Object, float], list[Any]]
 
-NAME_DESCRIPTION: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-AGE_DESCRIPTION: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate "
-    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 
+#: The Age column describes creationTimestamp, as upstream's printers do.
+AGE_DESCRIPTION: Final = CREATION_DESCRIPTION
 NAME_COLUMN: Final = TableColumn("Name", "string", "name", NAME_DESCRIPTION)
 AGE_COLUMN: Final = TableColumn("Age", "string", "", AGE_DESCRIPTION)
 NONE: Final = "<none>"
 UNKNOWN: Final = "<unknown>"
-
-
-def human_duration(seconds: float) -> str:
-    """``duration.HumanDuration``: ``45s``, ``3m20s``, ``5h30m``, ``3d4h``, ``2y10d``; under
-    two seconds in the future reads ``0s``, further is ``<invalid>``."""
-    whole = int(seconds)  # Go truncates toward zero
-    if whole < -1:
-        return "<invalid>"
-    if whole < 0:
-        return "0s"
-    if whole < 120:
-        return f"{whole}s"
-    minutes = whole // 60
-    if minutes < 10:
-        rest = whole % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = whole // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        years = hours // 24 // 365
-        return f"{years}y" if days == 0 else f"{years}y{days}d"
-    return f"{hours // 24 // 365}y"
 
 
 def parse_time(value: object) -> float | None:

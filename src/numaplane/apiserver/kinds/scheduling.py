@@ -148,7 +148,8 @@ def priority_class_row(pc: Object, now: float) -> list[Any]:
 PRIORITY_CLASS_PRINTER: Final = Printer(PRIORITY_CLASS_COLUMNS, priority_class_row)
 
 
-def _forbidden(pod: Object, why: str) -> StatusError:
+def forbidden_pod(pod: Object, why: str) -> StatusError:
+    """An admission plugin's 403 for ``pod``: ``pods "p" is forbidden: <why>``."""
     name = as_str(metadata(pod).get("name"))
     return StatusError(
         403,
@@ -168,7 +169,7 @@ def admit_pod_priority(pod: Object, classes: Iterable[Object]) -> None:
     if class_name:
         chosen = by_name.get(class_name)
         if chosen is None:
-            raise _forbidden(pod, f"no PriorityClass with name {class_name} was found")
+            raise forbidden_pod(pod, f"no PriorityClass with name {class_name} was found")
     else:
         defaults = [c for c in by_name.values() if c.get("globalDefault") is True]
         # Upstream picks the lowest-valued default when several claim it.
@@ -182,14 +183,14 @@ def admit_pod_priority(pod: Object, classes: Iterable[Object]) -> None:
             spec["priorityClassName"] = as_str(metadata(chosen).get("name"))
     given = spec.get("priority")
     if given is not None and given != priority:
-        raise _forbidden(
+        raise forbidden_pod(
             pod,
             f"the integer value of priority ({given}) must not be provided in pod spec; priority "
             f"admission controller computed {priority} from the given PriorityClass name",
         )
     given_policy = spec.get("preemptionPolicy")
     if given_policy is not None and given_policy != policy:
-        raise _forbidden(
+        raise forbidden_pod(
             pod,
             f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod "
             f"spec; priority admission controller computed {policy} from the given "
