@@ -87,7 +87,11 @@ async def _write_until_killed(
         # (a refused write, a wrong status) is a failure of the test.
         if isinstance(result, AssertionError):
             raise result
-        assert isinstance(result, aiohttp.ClientError | ConnectionError | asyncio.TimeoutError)
+        # (OSError covers a reset socket and TLS errors such as data after close_notify;
+        # EOFError an incomplete read.)
+        assert isinstance(
+            result, aiohttp.ClientError | OSError | EOFError | asyncio.TimeoutError
+        ), repr(result)
 
 
 async def _check(server: RunningApiServer, acked: Acked) -> int:
