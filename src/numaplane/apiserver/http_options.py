@@ -103,6 +103,34 @@ def write_options(query: Query, kind: str, *, patch_type: str = "") -> WriteOpti
     return WriteOptions(bool(dry_run_values), manager, validation or "Warn", force)
 
 
+def manager_or_user_agent(manager: str, user_agent: str) -> str:
+    """The field manager of a create, update or non-apply patch: ``fieldManager`` when the client
+    names one (already validated), else the prefix of its ``User-Agent``, as upstream's
+    ``managerOrUserAgent`` (the official Python client's ``OpenAPI-Generator/31.0.0/python``
+    manages as ``OpenAPI-Generator``)."""
+    return manager or prefix_from_user_agent(user_agent)
+
+
+def prefix_from_user_agent(user_agent: str) -> str:
+    """Upstream's ``prefixFromUserAgent``: what precedes the first ``/``, without unprintable
+    characters, cut (at a character) before it passes 128 UTF-8 bytes."""
+    out: list[str] = []
+    size = 0
+    for char in user_agent.split("/", 1)[0]:
+        if 0xDC80 <= ord(char) <= 0xDCFF:
+            # A byte that is not UTF-8 (aiohttp keeps it as a surrogate escape): Go reads it as
+            # U+FFFD, which is printable and takes three bytes.
+            char = "\ufffd"
+        if not char.isprintable():
+            continue
+        width = len(char.encode("utf-8"))
+        if size + width > FIELD_MANAGER_MAX_LENGTH:
+            break
+        out.append(char)
+        size += width
+    return "".join(out)
+
+
 def warning_header(text: str) -> str:
     """A ``Warning`` header value as upstream writes it: ``299 - "text"``."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')

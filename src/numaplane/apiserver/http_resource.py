@@ -40,6 +40,7 @@ from numaplane.apiserver.http_options import (
     delete_dry_run,
     delete_options,
     first_value,
+    manager_or_user_agent,
     parse_bool_param,
     parse_int_param,
     write_options,
@@ -92,7 +93,10 @@ class Call:
         return RequestContext(
             user=self.user,
             dry_run=options.dry_run,
-            field_manager=options.field_manager,
+            # Apply never gets here without one (422); other writes fall back to the agent.
+            field_manager=manager_or_user_agent(
+                options.field_manager, self.request.headers.get("User-Agent", "")
+            ),
             field_validation=options.field_validation,
         )
 
