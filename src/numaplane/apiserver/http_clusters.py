@@ -2,17 +2,18 @@
 authentication and authorization: the ServiceAccount token issuer (TokenRequest and the tokens
 controller's Secret filling), the self-review APIs (``kubectl auth can-i`` / ``whoami``), the
 unknown-field finder of strict field validation, the cluster's RBAC authorizer, and the
-bootstrap RBAC policy created on first start.
+bootstrap RBAC policy reconciled on every start.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from numaplane.apiserver import errors
-from numaplane.apiserver.auth.bootstrap import bootstrap_policy
+from numaplane.apiserver.auth.bootstrap import bootstrap_policy, reconcile
 from numaplane.apiserver.auth.escalation import check_escalation
 from numaplane.apiserver.auth.rbac import RBACAuthorizer
 from numaplane.apiserver.auth.reviews import (
@@ -23,6 +24,7 @@ from numaplane.apiserver.auth.reviews import (
 from numaplane.apiserver.auth.serviceaccount import TokenSigner
 from numaplane.apiserver.auth.tokenrequest import fill_service_account_token_secret, issue_token
 from numaplane.apiserver.openapi_fields import unknown_fields
+from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest import Cluster
 from numaplane.apiserver.rest_common import RequestContext
 from numaplane.apiserver.storage import ObjectKey
@@ -39,6 +41,9 @@ RBAC_RESOURCES = (
 )
 #: Who the server acts as when it writes its own objects (the bootstrap policy).
 SYSTEM_USER = UserInfo("system:apiserver", (MASTERS_GROUP, "system:authenticated"))
+#: Tries per default object when another writer races the reconciliation (upstream's
+#: ``retry.RetryOnConflict`` with the default backoff: five steps).
+BOOTSTRAP_RETRIES = 5
 
 
 class LazyLookup:
@@ -126,22 +131,44 @@ def install_reviews(cluster: Cluster, authorizer: RBACAuthorizer) -> None:
 
 
 async def ensure_bootstrap_policy(cluster: Cluster) -> None:
-    """Create the default ClusterRoles and ClusterRoleBindings that are missing (first start,
-    or a policy object a user deleted), as kube-apiserver's bootstrap hook does."""
+    """Reconcile the default ClusterRoles and ClusterRoleBindings on every start, as
+    kube-apiserver's bootstrap hook (``storage_rbac.go``) does: create what is missing, add back
+    the rules, selectors, subjects, labels and annotations a default object lost (unless it is
+    annotated ``autoupdate: "false"``), recreate a binding whose roleRef changed."""
     ctx = RequestContext(user=SYSTEM_USER, field_manager="kube-apiserver")
     for group_resource, obj in bootstrap_policy():
-        name = obj["metadata"]["name"]
-        if cluster.store.get(ObjectKey(group_resource, "", name)) is not None:
-            continue
         plural, _, api_group = group_resource.partition(".")
         info = cluster.registry.lookup(api_group, "v1", plural)
         if info is None:
             continue
-        try:
-            await cluster.create(ctx, info, "", obj)
-        except errors.StatusError as err:
-            if err.reason != "AlreadyExists":
+        # Upstream retries each object on a conflict (another writer between read and update).
+        for _ in range(BOOTSTRAP_RETRIES):
+            try:
+                await _reconcile_one(cluster, ctx, info, obj)
+            except errors.StatusError as err:
+                if err.reason in ("Conflict", "AlreadyExists", "NotFound"):
+                    continue
                 raise
+            break
+
+
+async def _reconcile_one(
+    cluster: Cluster, ctx: RequestContext, info: ResourceInfo, expected: Object
+) -> None:
+    name = expected["metadata"]["name"]
+    existing = cluster.store.get(ObjectKey(info.group_resource, "", name))
+    if existing is None:
+        await cluster.create(ctx, info, "", copy.deepcopy(expected))
+        return
+    outcome = reconcile(expected, existing)
+    if outcome is None:
+        return
+    if outcome.action == "recreate":
+        uid = existing["metadata"].get("uid", "")
+        await cluster.delete(ctx, info, "", name, {"preconditions": {"uid": uid}})
+        await cluster.create(ctx, info, "", copy.deepcopy(outcome.object))
+        return
+    await cluster.update(ctx, info, "", name, copy.deepcopy(outcome.object))
 
 
 def refuse_escalation(

@@ -234,12 +234,20 @@ def test_binding_subjects_are_restored_and_a_changed_role_ref_recreates() -> Non
     assert reconcile(expected, existing) == Reconciled("recreate", expected)
 
 
-def test_aggregated_role_gets_its_selector_back_not_rules() -> None:
+def test_aggregated_role_gets_its_selector_and_rules_back() -> None:
+    # Upstream's computeReconciledRole adds missing rules to aggregated roles too; the defaults
+    # here carry the rules the aggregation controller gives them.
     expected = _default("view")
     existing = copy.deepcopy(expected)
     existing["aggregationRule"] = {"clusterRoleSelectors": []}
-    existing["rules"] = []
+    existing["rules"] = expected["rules"][1:]
     result = reconcile(expected, existing)
     assert result is not None
     assert result.object["aggregationRule"] == expected["aggregationRule"]
-    assert result.object["rules"] == []
+    restored = result.object["rules"][len(existing["rules"]) :]
+    first = expected["rules"][0]
+    assert restored == [
+        {"apiGroups": first["apiGroups"], "resources": [r], "verbs": [v]}
+        for r in first["resources"]
+        for v in first["verbs"]
+    ]

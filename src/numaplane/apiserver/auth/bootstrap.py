@@ -363,13 +363,16 @@ def reconcile(expected: Object, existing: Object) -> Reconciled | None:
         subjects += [s for s in expected["subjects"] if s not in subjects]
         out["subjects"] = subjects
     else:
+        # Upstream adds missing rules to every role, aggregated or not (``computeReconciledRole``);
+        # here the aggregated defaults carry the rules the aggregation controller gives them.
+        held = [PolicyRule.from_dict(r) for r in existing.get("rules") or []]
+        wanted = [PolicyRule.from_dict(r) for r in expected.get("rules") or []]
+        missing = covers(held, wanted)
+        if missing:
+            out["rules"] = list(existing.get("rules") or []) + [r.to_dict() for r in missing]
         wanted_selectors = (expected.get("aggregationRule") or {}).get("clusterRoleSelectors")
         if wanted_selectors is None:
             out.pop("aggregationRule", None)
-            held = [PolicyRule.from_dict(r) for r in existing.get("rules") or []]
-            wanted = [PolicyRule.from_dict(r) for r in expected.get("rules") or []]
-            missing = covers(held, wanted)
-            out["rules"] = list(existing.get("rules") or []) + [r.to_dict() for r in missing]
         else:
             selectors = list(
                 (existing.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
