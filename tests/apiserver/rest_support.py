@@ -174,10 +174,11 @@ def run_cluster(
     *,
     unknown_fields: UnknownFields | None = None,
     real_kinds: bool = False,
+    root_ca: bytes | None = None,
 ) -> T:
     """Open a cluster in ``tmp_path`` over :data:`BUILTINS` (the server's own built-in kinds
-    and CRD handling with ``real_kinds``), wait for its controllers to settle (system
-    namespaces), run ``body``, close it."""
+    and CRD handling with ``real_kinds``; ``root_ca`` for its root CA publisher), wait for its
+    controllers to settle (system namespaces), run ``body``, close it."""
 
     async def main() -> T:
         cluster = await Cluster.open(
@@ -186,6 +187,7 @@ def run_cluster(
             builtins=None if real_kinds else BUILTINS,
             crd_infos=None if real_kinds else crd_resource_infos,
             unknown_fields=unknown_fields or no_unknown_fields,
+            root_ca=root_ca,
         )
         try:
             await cluster.settle()

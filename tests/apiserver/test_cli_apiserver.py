@@ -140,7 +140,9 @@ def test_kubectl_get_watch_streams_changes(tmp_path: Path) -> None:
                 assert watch.stdout is not None
                 header = watch.stdout.readline().split()
                 assert header == ["NAME", "DATA", "AGE"]
-                assert watch.stdout.readline().split()[0] == "w0"
+                # The root CA bundle of the namespace is listed too, before w0 (by name).
+                listed = [watch.stdout.readline().split()[0] for _ in range(2)]
+                assert listed == ["kube-root-ca.crt", "w0"]
                 _kubectl(kc, "create", "configmap", "w1")
                 while True:
                     line = watch.stdout.readline()

@@ -27,6 +27,8 @@ KUBECTL_TABLE = (
     "g=meta.k8s.io,application/json"
 )
 CM = "/api/v1/namespaces/default/configmaps"
+#: The CA bundle the root CA publisher keeps in every namespace (a real cluster has it too).
+ROOT_CA = "kube-root-ca.crt"
 
 
 def _client_context(pki: Pki, tmp: Path, cert: tuple[bytes, bytes] | None) -> ssl.SSLContext:
@@ -160,7 +162,7 @@ def test_create_get_list_update_delete(tmp_path: Path) -> None:
         async with env.admin.get(env.url + CM) as resp:
             listed = await _json(resp)
             assert listed["kind"] == "ConfigMapList"
-            assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
+            assert [i["metadata"]["name"] for i in listed["items"]] == ["a", ROOT_CA]
         async with env.admin.patch(
             f"{env.url}{CM}/a",
             data=b'{"data": {"x": "y"}}',
@@ -311,8 +313,8 @@ def test_tables_and_yaml_as_asked(tmp_path: Path) -> None:
             assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1")
             names = [c["name"] for c in table["columnDefinitions"]]
             assert names[0] == "Name"
-            assert table["rows"][0]["cells"][0] == "t"
-            assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+            assert [row["cells"][0] for row in table["rows"]] == [ROOT_CA, "t"]
+            assert table["rows"][1]["object"]["kind"] == "PartialObjectMetadata"
             assert table["metadata"]["resourceVersion"]
         async with env.admin.get(
             f"{env.url}{CM}/t?includeObject=Object", headers={"Accept": KUBECTL_TABLE}
@@ -369,11 +371,12 @@ def test_watch_as_table_sends_columns_once(tmp_path: Path) -> None:
         async with env.admin.get(
             f"{env.url}{CM}?watch=1", headers={"Accept": KUBECTL_TABLE}
         ) as watch:
-            first, second = await _events(watch, 2)
+            first, *rest = await _events(watch, 3)
             assert first["object"]["kind"] == "Table"
             assert first["object"]["columnDefinitions"]
-            assert second["object"]["columnDefinitions"] is None
-            assert second["object"]["rows"][0]["cells"][0] == "x2"
+            assert [e["object"]["columnDefinitions"] for e in rest] == [None, None]
+            rows = [e["object"]["rows"][0]["cells"][0] for e in (first, *rest)]
+            assert sorted(rows) == [ROOT_CA, "x1", "x2"]
 
     run(tmp_path, scenario)
 
@@ -472,8 +475,10 @@ def test_watch_ends_after_timeout_seconds(tmp_path: Path) -> None:
     async def scenario(env: Env) -> None:
         async with env.admin.get(f"{env.url}{CM}?watch=1&timeoutSeconds=1") as watch:
             assert watch.status == 200
-            # The initial state (nothing) and then the end of the stream.
-            assert await watch.content.read() == b""
+            # The initial state (the root CA bundle only) and then the end of the stream.
+            lines = (await watch.content.read()).splitlines()
+            names = [json.loads(line)["object"]["metadata"]["name"] for line in lines]
+            assert names == [ROOT_CA]
 
     run(tmp_path, scenario)
 
@@ -495,8 +500,8 @@ def test_partial_object_metadata_list(tmp_path: Path) -> None:
         async with env.admin.get(env.url + CM, headers={"Accept": accept}) as resp:
             body = await _json(resp)
             assert body["kind"] == "PartialObjectMetadataList"
-            assert body["items"][0]["metadata"]["name"] == "p"
-            assert "data" not in body["items"][0]
+            assert [i["metadata"]["name"] for i in body["items"]] == [ROOT_CA, "p"]
+            assert "data" not in body["items"][1]
 
     run(tmp_path, scenario)
 
@@ -663,8 +668,9 @@ def test_watch_list_sends_the_state_then_the_initial_events_end_bookmark(tmp_pat
             "&resourceVersionMatch=NotOlderThan"
         )
         async with env.admin.get(f"{env.url}{CM}?{query}") as watch:
-            added, bookmark = await _events(watch, 2)
-            assert (added["type"], added["object"]["metadata"]["name"]) == ("ADDED", "s1")
+            *added, bookmark = await _events(watch, 3)
+            seen = sorted((e["type"], e["object"]["metadata"]["name"]) for e in added)
+            assert seen == [("ADDED", ROOT_CA), ("ADDED", "s1")]
             assert bookmark["type"] == "BOOKMARK"
             annotations = bookmark["object"]["metadata"]["annotations"]
             assert annotations["k8s.io/initial-events-end"] == "true"

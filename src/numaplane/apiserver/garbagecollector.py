@@ -2,6 +2,8 @@
 process, and the loop that runs it with the lifecycle controllers (:mod:`.lifecycle`) over the
 store's events, writing through the REST verbs.
 
+It also runs the root CA publisher and the tokens controller's cleanup (:mod:`.rootca`).
+
 The garbage collector follows ``ownerReferences``: dependents whose owners are all gone are
 deleted (in the background, or in the foreground when an owner waits for them), references to
 gone owners are dropped while another owner lives; an owner deleted in the foreground keeps its
@@ -33,7 +35,8 @@ from numaplane.apiserver.lifecycle import (
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import Object, clone, meta, storage_resource
-from numaplane.apiserver.rest_core import ClusterCore
+from numaplane.apiserver.rest_core import TERMINATING, ClusterCore
+from numaplane.apiserver.rootca import ROOT_CA_CONFIGMAP, RootCAAndTokens, token_secret_account
 from numaplane.apiserver.storage import ObjectKey, WatchEvent
 
 LOG = logging.getLogger(__name__)
@@ -61,10 +64,11 @@ def _key_of(obj: Object, resource: str) -> ObjectKey:
 class Controllers:
     """The in-process controllers of one cluster (see the module docstring)."""
 
-    def __init__(self, cluster: ClusterCore) -> None:
+    def __init__(self, cluster: ClusterCore, root_ca: bytes | None = None) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self.lifecycle = Lifecycle(cluster)
+        self.rootca_tokens = RootCAAndTokens(cluster, root_ca)
         self._queue: asyncio.Queue[Work] = asyncio.Queue()
         self._queued: set[Work] = set()
         self._dependents: dict[str, set[ObjectKey]] = {}
@@ -78,6 +82,12 @@ class Controllers:
     async def start(self) -> None:
         """Create the system objects, resync everything, then follow the store."""
         await self.lifecycle.bootstrap()
+        # Publish the CA in the namespaces there already are before serving, as the system
+        # namespaces are created before serving: a client of a server just started finds
+        # them complete (new namespaces get theirs from the work queue, as upstream).
+        for ns in self.store.list("namespaces")[0]:
+            if not deleting(ns):
+                await self.rootca_tokens.publish_root_ca(ns["metadata"]["name"])
         rv = self._resync()
         self._tasks = [
             asyncio.create_task(self._follow(rv), name="controllers-watch"),
@@ -171,6 +181,10 @@ class Controllers:
                 self._enqueue(("namespace", key.namespace))
             if resource == "serviceaccounts" and key.name == "default":
                 self._enqueue(("namespace", key.namespace))
+            if resource == "serviceaccounts":
+                self._enqueue(("sa-tokens", (key.namespace, key.name, uid)))
+            if resource == "configmaps" and key.name == ROOT_CA_CONFIGMAP:
+                self._enqueue(("root-ca", key.namespace))
             crd = self.cluster.registry.crd_for(resource)
             if crd is not None:
                 self._enqueue(("crd", crd.get("metadata", {}).get("name", "")))
@@ -193,7 +207,20 @@ class Controllers:
             self._enqueue(("namespace", key.name))
         if resource == CRD_RESOURCE and deleting(obj):
             self._enqueue(("crd", key.name))
+        self._observe_rootca_tokens(resource, key, obj, kind)
         del prev
+
+    def _observe_rootca_tokens(self, resource: str, key: ObjectKey, obj: Object, kind: str) -> None:
+        """The publisher's triggers (a namespace added, or updated while Active; its
+        ConfigMap changed) and the tokens controller's (a token Secret written)."""
+        if resource == "namespaces":
+            active = obj.get("status", {}).get("phase", "Active") != TERMINATING
+            if kind == "ADDED" or (active and not deleting(obj)):
+                self._enqueue(("root-ca", key.name))
+        elif resource == "configmaps" and key.name == ROOT_CA_CONFIGMAP:
+            self._enqueue(("root-ca", key.namespace))
+        elif resource == "secrets" and token_secret_account(obj) is not None:
+            self._enqueue(("token-secret", key))
 
     def _enqueue(self, work: Work) -> None:
         if work not in self._queued:
@@ -230,6 +257,12 @@ class Controllers:
             await self.lifecycle.sync_namespace(what)
         elif kind == "crd":
             await self.lifecycle.sync_crd(what)
+        elif kind == "root-ca":
+            await self.rootca_tokens.publish_root_ca(what)
+        elif kind == "token-secret":
+            await self.rootca_tokens.sync_token_secret(what)
+        elif kind == "sa-tokens":
+            await self.rootca_tokens.delete_tokens_of(*what)
 
     def _info(self, resource: str) -> ResourceInfo | None:
         return served_info(self.cluster, resource)

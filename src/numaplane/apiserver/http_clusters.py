@@ -187,7 +187,9 @@ async def open_cluster(
     """Open logical cluster ``name`` with everything the server installs in it."""
     lookup = LazyLookup()
     issuer = ClusterTokenIssuer(signer, name, ca_pem, lookup)
-    cluster = await Cluster.open(name, data_dir, token_issuer=issuer, unknown_fields=unknown_fields)
+    cluster = await Cluster.open(
+        name, data_dir, token_issuer=issuer, unknown_fields=unknown_fields, root_ca=ca_pem
+    )
     lookup.cluster = cluster
     authorizer = cluster_authorizer(cluster)
     install_reviews(cluster, authorizer)

@@ -84,6 +84,7 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         *,
         token_issuer: TokenIssuer | None = None,
         unknown_fields: UnknownFields | None = None,
+        root_ca: bytes | None = None,
     ) -> None:
         self.name = name
         self.store = store
@@ -91,7 +92,7 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         self.token_issuer = token_issuer
         self.virtual_creates: dict[str, VirtualCreate] = {}
         self.unknown_fields = unknown_fields or default_unknown_fields()
-        self.controllers = Controllers(self)
+        self.controllers = Controllers(self, root_ca)
 
     @classmethod
     async def open(
@@ -105,10 +106,12 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         unknown_fields: UnknownFields | None = None,
         compact_interval_s: float = 300.0,
         controllers: bool = True,
+        root_ca: bytes | None = None,
     ) -> Cluster:
         """Open (creating on first start) the cluster ``name`` in ``data_dir``: its store,
         the resources it serves (``builtins`` default to the built-in kinds, plus its stored
-        Established CRDs), then its controllers, which create the system namespaces."""
+        Established CRDs), then its controllers, which create the system namespaces (and, with
+        ``root_ca``, the PEM CA bundle, publish it in every namespace)."""
         path = store_path(data_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         store = await ClusterStore.open(path, compact_interval_s=compact_interval_s)
@@ -118,7 +121,12 @@ class Cluster(SubresourceVerbs, PatchVerbs, ReadVerbs, DeleteVerbs):
         )
         registry.load_crds(store.list(CRD_RESOURCE)[0])
         cluster = cls(
-            name, store, registry, token_issuer=token_issuer, unknown_fields=unknown_fields
+            name,
+            store,
+            registry,
+            token_issuer=token_issuer,
+            unknown_fields=unknown_fields,
+            root_ca=root_ca,
         )
         if controllers:
             await cluster.controllers.start()

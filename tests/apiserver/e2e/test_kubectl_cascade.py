@@ -4,6 +4,7 @@ Namespace takes what it holds with it."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable
@@ -107,3 +108,33 @@ def test_deleting_a_namespace_removes_what_it_holds(kubectl: Kubectl) -> None:
     # kubectl, on a 404, asks for the namespace and reports that it is gone.
     err = kubectl.fails("get", "secret", "b", "-n", "doomed")
     assert 'namespaces "doomed" not found' in err
+
+
+def admin_ca_pem(kubectl: Kubectl) -> str:
+    """The CA bundle the admin kubeconfig trusts."""
+    field = "jsonpath={.clusters[0].cluster.certificate-authority-data}"
+    return base64.b64decode(kubectl.out("config", "view", "--raw", "-o", field)).decode()
+
+
+def test_every_namespace_gets_the_root_ca_configmap(kubectl: Kubectl) -> None:
+    ca = admin_ca_pem(kubectl)
+    assert "BEGIN CERTIFICATE" in ca
+    kubectl.out("create", "namespace", "root-ca")
+
+    def published() -> str:
+        done = kubectl.run(
+            "get",
+            "cm",
+            "kube-root-ca.crt",
+            "-n",
+            "root-ca",
+            "-o",
+            r"jsonpath={.data.ca\.crt}",
+            check=False,
+        )
+        return done.stdout if done.returncode == 0 else ""
+
+    eventually(lambda: published() == ca)
+    # Deleted, it comes back (the publisher re-creates it).
+    kubectl.out("delete", "cm", "kube-root-ca.crt", "-n", "root-ca")
+    eventually(lambda: published() == ca)
