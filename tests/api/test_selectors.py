@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from numaplane.api.labelparser import parse_label_selector
 from numaplane.api.selectors import (
     EVERYTHING,
     NOTHING,
     Operator,
     SelectorError,
     label_selector_from_dict,
-    parse_label_selector,
 )
 from numaplane.errors import NumaplaneError
 

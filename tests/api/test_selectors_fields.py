@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numaplane.api.selectors import (
-    Operator,
-    SelectorError,
+from numaplane.api.fieldselectors import (
     escape_field_value,
     parse_field_selector,
     unescape_field_value,
 )
+from numaplane.api.selectors import Operator, SelectorError
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from numaplane.api.fieldselectors import parse_field_selector
+from numaplane.api.labelparser import parse_label_selector
+from numaplane.api.selectors import SelectorError
 from numaplane.apiserver import errors
 from numaplane.apiserver.resource import ResourceInfo
 from numaplane.apiserver.rest_common import Object
@@ -175,8 +178,6 @@ def build_matcher(info: ResourceInfo, label_selector: str, field_selector: str) 
     field labels are refused with 400 as upstream's list and watch handlers do."""
     if not label_selector and not field_selector:
         return None
-    from numaplane.api.selectors import SelectorError, parse_field_selector, parse_label_selector
-
     try:
         labels = parse_label_selector(label_selector) if label_selector else None
         fields = parse_field_selector(field_selector) if field_selector else None
