@@ -25,7 +25,8 @@ from numaplane.apiserver.kinds.meta import (
     validate_labels,
     validate_nonnegative,
 )
-from numaplane.apiserver.kinds.podspec import default_pod_template, validate_pod_template
+from numaplane.apiserver.kinds.podspec import validate_pod_template
+from numaplane.apiserver.kinds.podspec_defaults import default_pod_template
 from numaplane.apiserver.kinds.printing import (
     AGE_COLUMN,
     NAME_COLUMN,

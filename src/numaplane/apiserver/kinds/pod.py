@@ -21,11 +21,10 @@ from numaplane.apiserver.kinds.meta import (
     metadata,
     name_is_dns_subdomain,
 )
-from numaplane.apiserver.kinds.podspec import (
+from numaplane.apiserver.kinds.podspec import parse_quantity, validate_pod_spec
+from numaplane.apiserver.kinds.podspec_defaults import (
     default_pod_spec,
     default_requests_from_limits,
-    parse_quantity,
-    validate_pod_spec,
 )
 from numaplane.apiserver.kinds.podstatus import (
     prepare_pod_status_update,
