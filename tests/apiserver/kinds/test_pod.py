@@ -11,12 +11,12 @@ import pytest
 
 from numaplane.apiserver.errors import StatusError, invalid
 from numaplane.apiserver.kinds.pod import (
-    POD_PRINTER,
     POD_STATUS_STRATEGY,
     POD_STRATEGY,
     bind_pod,
     pod_fields,
 )
+from numaplane.apiserver.kinds.pod_table import POD_PRINTER
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 CREATED = "2023-11-14T22:10:00Z"  # 3m20s before NOW

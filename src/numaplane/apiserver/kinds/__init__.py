@@ -52,7 +52,8 @@ from numaplane.apiserver.kinds.events import (
     to_core_event,
     to_events_v1,
 )
-from numaplane.apiserver.kinds.pod import POD_PRINTER, POD_STATUS_STRATEGY, POD_STRATEGY, pod_fields
+from numaplane.apiserver.kinds.pod import POD_STATUS_STRATEGY, POD_STRATEGY, pod_fields
+from numaplane.apiserver.kinds.pod_table import POD_PRINTER
 from numaplane.apiserver.kinds.printing import DEFAULT_PRINTER, cluster_fields, namespaced_fields
 from numaplane.apiserver.kinds.rbac import (
     BINDING_PRINTER,
