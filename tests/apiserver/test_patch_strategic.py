@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from numaplane.apiserver.patch_strategic import StrategicPatchError, strategic_merge_patch
+from numaplane.apiserver.patch_go import StrategicPatchError
+from numaplane.apiserver.patch_strategic import strategic_merge_patch
 from numaplane.apiserver.patchmeta import Schema, custom_resource_schema
 
 POD: dict[str, Any] = {

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from numaplane.apiserver.patch_strategic import StrategicPatchError, strategic_merge_patch
+from numaplane.apiserver.patch_go import StrategicPatchError
+from numaplane.apiserver.patch_strategic import strategic_merge_patch
 from numaplane.apiserver.patchmeta import Schema
 
 CASES_FILE = Path(__file__).parent.parent / "data" / "strategicpatch" / "upstream_cases.yaml"

@@ -20,12 +20,8 @@ import jsonpatch  # type: ignore[import-untyped]
 import jsonpointer  # type: ignore[import-untyped]
 
 from numaplane.apiserver.errors import StatusError, bad_request
-from numaplane.apiserver.patch_strategic import (
-    JSONBodyError,
-    StrategicPatchError,
-    loads_go,
-    strategic_merge_patch,
-)
+from numaplane.apiserver.patch_go import JSONBodyError, StrategicPatchError, loads_go
+from numaplane.apiserver.patch_strategic import strategic_merge_patch
 
 __all__ = [
     "MAX_JSON_PATCH_OPERATIONS",

@@ -7,7 +7,8 @@ key by key, ``null`` deletes; the directives ``$patch: replace|delete|merge``, `
 order of a merged list follows upstream's rules (patch order first, server-only items kept next
 to their old neighbours). Errors are :class:`StrategicPatchError` carrying the HTTP answer
 kube-apiserver's patch handler gives for each (400, 422, or a 500 with the bare message).
-(Over 400 lines: one algorithm, upstream's merge plus its list-ordering rules, kept whole.)
+The list ordering rules are :mod:`.patch_lists`; Go's decoding, printing and error answers
+:mod:`.patch_go`.
 """
 
 from __future__ import annotations
@@ -15,95 +16,38 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-from numaplane.apiserver.errors import StatusError
+from numaplane.apiserver.patch_go import (
+    BAD_PRIMITIVE_LIST,
+    BAD_RETAIN_KEYS,
+    BAD_SET_ELEMENT_ORDER,
+    DELETE_FROM_PRIMITIVE_LIST,
+    DELETE_FROM_PRIMITIVE_LIST_PREFIX,
+    DIRECTIVE,
+    RETAIN_KEYS,
+    SET_ELEMENT_ORDER,
+    SET_ELEMENT_ORDER_PREFIX,
+    JSONBodyError,
+    bad_patch_type,
+    go_kind,
+    json_type,
+    loads_go,
+    no_merge_key,
+    patch_bad_request,
+    patch_internal,
+)
+from numaplane.apiserver.patch_lists import (
+    element_kind,
+    expected_list,
+    go_dedupe,
+    key_eq,
+    normalize_order,
+    partition,
+    same_value,
+    validate_order,
+)
 from numaplane.apiserver.patchmeta import UNKNOWN, Schema, builtin_schema
-from numaplane.errors import NumaplaneError
-from numaplane.node.gojson import GoJSONError, parse_go_json
-
-DIRECTIVE: Final = "$patch"
-RETAIN_KEYS: Final = "$retainKeys"
-DELETE_FROM_PRIMITIVE_LIST: Final = "$deleteFromPrimitiveList/"
-SET_ELEMENT_ORDER: Final = "$setElementOrder/"
-SET_ELEMENT_ORDER_PREFIX: Final = "$setElementOrder"
-DELETE_FROM_PRIMITIVE_LIST_PREFIX: Final = "$deleteFromPrimitiveList"
-
-# mergepatch's sentinel errors, by the answer interpretStrategicMergePatchError gives them.
-BAD_RETAIN_KEYS: Final = "invalid patch format of retainKeys"
-BAD_SET_ELEMENT_ORDER: Final = "invalid patch format of setElementOrder list"
-BAD_PRIMITIVE_LIST: Final = "invalid patch format of primitive list"
-NO_LIST_OF_LISTS: Final = "lists of lists are not supported"
-
-
-class StrategicPatchError(StatusError):
-    """A strategic merge patch that cannot apply, with kube-apiserver's status for it."""
-
-
-def _bad_request(message: str) -> StrategicPatchError:
-    return StrategicPatchError(400, "BadRequest", message)
-
-
-def _unprocessable(message: str) -> StrategicPatchError:
-    # errors.NewGenericServerResponse(422, ...): a fixed message, the reason in a cause.
-    return StrategicPatchError(
-        422,
-        "Invalid",
-        "the server rejected our request due to an error in our request",
-        {"causes": [{"reason": "UnexpectedServerResponse", "message": message}]},
-    )
-
-
-def _internal(message: str) -> StrategicPatchError:
-    # A plain Go error reaching the handler: 500 with no reason and the error's own text.
-    return StrategicPatchError(500, "", message)
-
-
-def go_value(value: object) -> str:
-    """``value`` as Go's ``%v`` prints a decoded JSON value (``map[a:1 b:[x y]]``)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        inner = " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value))
-        return f"map[{inner}]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_value(v) for v in value) + "]"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
-def _no_merge_key(item: Mapping[str, Any], key: str) -> StrategicPatchError:
-    return _internal(f"map: {go_value(dict(item))} does not contain declared merge key: {key}")
-
-
-def _bad_patch_type(directive: object, where: Mapping[str, Any]) -> StrategicPatchError:
-    return _internal(f"unknown patch type: {go_value(directive)} in map: {go_value(dict(where))}")
-
-
-class JSONBodyError(NumaplaneError):
-    """A body that is not JSON; ``str()`` is Go's ``encoding/json`` syntax error."""
-
-
-def _reject_constant(name: str) -> Any:
-    # Go's JSON has no NaN or Infinity.
-    raise ValueError(name)
-
-
-def loads_go(body: bytes | str) -> Any:
-    """``body`` decoded as JSON, or :class:`JSONBodyError` worded as Go's decoder
-    (``invalid character 'x' looking for beginning of value``)."""
-    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
-        try:
-            parse_go_json(text)
-        except GoJSONError as err:
-            raise JSONBodyError(str(err)) from None
-        raise JSONBodyError("invalid character 'N' looking for beginning of value") from None
 
 
 def strategic_merge_patch(
@@ -123,44 +67,18 @@ def strategic_merge_patch(
         try:
             patch = loads_go(patch)
         except JSONBodyError as err:
-            raise _bad_request(str(err)) from None
+            raise patch_bad_request(str(err)) from None
     if patch is None:
         patch = {}  # Go decodes `null` into a map as no change
     if not isinstance(patch, Mapping):
-        raise _bad_request(
-            f"json: cannot unmarshal {_json_type(patch)} into Go value of type "
+        raise patch_bad_request(
+            f"json: cannot unmarshal {json_type(patch)} into Go value of type "
             "map[string]interface {}"
         )
     if schema is None:
         schema = builtin_schema(*kind_key) if kind_key is not None else UNKNOWN
     merged = _merge_map(copy.deepcopy(dict(obj)), copy.deepcopy(dict(patch)), schema)
     return merged
-
-
-def _json_type(value: object) -> str:
-    # How Go's decoder names a JSON value it cannot put in a Go type.
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "string"
-
-
-def _kind(value: object) -> str:
-    # reflect.Type as the merge compares it: JSON numbers are one Go type (float64).
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, list):
-        return "slice"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "nil"
 
 
 def _discard_nulls(value: Any) -> None:
@@ -206,7 +124,7 @@ def _strategy(schema: Schema) -> str:
     # extractRetainKeysPatchStrategy: the strategy other than retainKeys.
     strategies = [s for s in schema.strategies() if s != "retainKeys"]
     if len(strategies) > 1 or len(schema.strategies()) > 2:
-        raise _internal(f"unexpected patch strategy: [{' '.join(schema.strategies())}]")
+        raise patch_internal(f"unexpected patch strategy: [{' '.join(schema.strategies())}]")
     return strategies[0] if strategies else ""
 
 
@@ -218,7 +136,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
             return patch
         if directive == "delete":
             return {}
-        raise _bad_patch_type(directive, patch)
+        raise bad_patch_type(directive, patch)
     _apply_retain_keys(original, patch)
     _merge_ordered_lists(original, patch, schema)
     for key in list(patch):
@@ -227,11 +145,11 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
         if is_delete_list:
             prefix, slash, key = key.partition("/")
             if not slash or prefix != DELETE_FROM_PRIMITIVE_LIST_PREFIX:
-                raise _bad_request(BAD_PRIMITIVE_LIST)
+                raise patch_bad_request(BAD_PRIMITIVE_LIST)
         if patch_value is None:
             original.pop(key, None)
             continue
-        if key not in original or _kind(original[key]) != _kind(patch_value):
+        if key not in original or go_kind(original[key]) != go_kind(patch_value):
             if not is_delete_list:
                 _discard_nulls(patch_value)
                 taken, keep = _remove_directives(patch_value)
@@ -263,13 +181,13 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
         return
     retained = patch.pop(RETAIN_KEYS)
     if not isinstance(retained, list):
-        raise _bad_request(BAD_RETAIN_KEYS)
+        raise patch_bad_request(BAD_RETAIN_KEYS)
     keep = {json.dumps(v, sort_keys=True) for v in retained}
     for key, value in patch.items():
         if value is None or key.startswith((DELETE_FROM_PRIMITIVE_LIST, SET_ELEMENT_ORDER)):
             continue
         if json.dumps(key) not in keep:
-            raise _bad_request(BAD_RETAIN_KEYS)
+            raise patch_bad_request(BAD_RETAIN_KEYS)
     for key in [k for k in original if json.dumps(k) not in keep]:
         del original[key]
 
@@ -283,23 +201,6 @@ def _merge_list_field(
     return patch, original
 
 
-def _element_kind(*lists: list[Any]) -> str:
-    found = ""
-    for items in lists:
-        for v in items:
-            kind = _kind(v)
-            if not found:
-                if kind == "slice":
-                    raise _unprocessable(NO_LIST_OF_LISTS)
-                found = kind
-            elif kind != found:
-                shown = " ".join(go_value(x) for x in lists)
-                raise _internal(f"list element types are not identical: [{shown}]")
-    if not found:
-        raise _internal("no elements in any of the given slices")
-    return found
-
-
 def _merge_list(
     original: list[Any], patch: list[Any], schema: Schema, is_delete_list: bool
 ) -> tuple[list[Any], list[Any]]:
@@ -310,21 +211,21 @@ def _merge_list(
     capacity, being built by the unstructured converter)."""
     if not original and not patch:
         return original, original
-    kind = _element_kind(original, patch)
+    kind = element_kind(original, patch)
     key = schema.patch_merge_key
     if kind != "map":
         if is_delete_list:
-            return [v for v in original if not any(_same(v, d) for d in patch)], original
+            return [v for v in original if not any(same_value(v, d) for d in patch)], original
         if patch:
-            merged = _go_dedupe([*original, *patch])
+            merged = go_dedupe([*original, *patch])
             window = original
         else:
             window = list(original)
-            merged = _go_dedupe(window)
-        patch_items, server_only = _partition(merged, patch, key, kind)
-        return _normalize_order(patch_items, server_only, patch, window, key, kind), window
+            merged = go_dedupe(window)
+        patch_items, server_only = partition(merged, patch, key, kind)
+        return normalize_order(patch_items, server_only, patch, window, key, kind), window
     if not key:
-        raise _internal("cannot merge lists without merge key for ")
+        raise patch_internal("cannot merge lists without merge key for ")
     backing = list(original)
     length = len(backing)
     plain: list[Any] = []
@@ -336,31 +237,31 @@ def _merge_list(
         directive = item[DIRECTIVE]
         if directive == "delete":
             if key not in item:
-                raise _no_merge_key(item, key)
+                raise no_merge_key(item, key)
             # One directive deletes one matching item (duplicates go one at a time), shifting
             # the rest left in place as Go's append(s[:k], s[k+1:]...) does.
             for i in range(length):
-                if isinstance(backing[i], dict) and _key_eq(backing[i], key, item):
+                if isinstance(backing[i], dict) and key_eq(backing[i], key, item):
                     backing[i : length - 1] = backing[i + 1 : length]
                     length -= 1
                     break
         elif directive == "replace":
             replace = True
         elif directive == "merge":
-            raise _internal("merging lists cannot yet be specified in the patch")
+            raise patch_internal("merging lists cannot yet be specified in the patch")
         else:
-            raise _bad_patch_type(directive, item)
+            raise bad_patch_type(directive, item)
     if replace:
         merged = [_remove_directives(item)[0] for item in plain]
-        return _normalize_order([], merged, [], merged, key, kind), backing
+        return normalize_order([], merged, [], merged, key, kind), backing
     server_order = backing[:length]
     array, size = backing, length
     item_schema = schema.item()
     for item in plain:
         if key not in item:
-            raise _no_merge_key(item, key)
+            raise no_merge_key(item, key)
         for i in range(size):
-            if isinstance(array[i], dict) and _key_eq(array[i], key, item):
+            if isinstance(array[i], dict) and key_eq(array[i], key, item):
                 array[i] = _merge_map(array[i], item, item_schema)
                 break
         else:
@@ -371,164 +272,8 @@ def _merge_list(
                 array = [*array[:size], new]
             size += 1
     merged = array[:size]
-    patch_items, server_only = _partition(merged, plain, key, kind)
-    return _normalize_order(patch_items, server_only, plain, server_order, key, kind), backing
-
-
-def _same(a: Any, b: Any) -> bool:
-    # Go's interface equality of two decoded JSON scalars.
-    return bool(a == b) and _kind(a) == _kind(b)
-
-
-def _go_dedupe(values: list[Any]) -> list[Any]:
-    # deduplicateScalars, in place as upstream's: a duplicate is overwritten by the last item.
-    last = len(values) - 1
-    i = 0
-    while i < last:
-        j = i + 1
-        while j <= last:
-            if _same(values[i], values[j]):
-                values[j] = values[last]
-                last -= 1
-                j -= 1
-            j += 1
-        i += 1
-    return values[: last + 1]
-
-
-def _key_eq(item: Mapping[str, Any], key: str, other: Mapping[str, Any]) -> bool:
-    return key in item and item[key] == other[key] and _kind(item[key]) == _kind(other[key])
-
-
-def _index(values: list[Any], wanted: Any, key: str, kind: str) -> int:
-    for i, v in enumerate(values):
-        if kind == "map":
-            both_maps = isinstance(v, dict) and isinstance(wanted, dict)
-            if both_maps and key in wanted and _key_eq(v, key, wanted):
-                return i
-        elif v == wanted and _kind(v) == _kind(wanted):
-            return i
-    return -1
-
-
-def _partition(
-    merged: list[Any], patch: list[Any], key: str, kind: str
-) -> tuple[list[Any], list[Any]]:
-    in_patch: list[Any] = []
-    server_only: list[Any] = []
-    for item in merged:
-        if kind == "map" and not (isinstance(item, dict) and key in item):
-            raise _no_merge_key(item if isinstance(item, dict) else {}, key)
-        (in_patch if _index(patch, item, key, kind) >= 0 else server_only).append(item)
-    return in_patch, server_only
-
-
-def _normalize_order(
-    patch_items: list[Any],
-    server_only: list[Any],
-    patch_order: list[Any],
-    server_order: list[Any],
-    key: str,
-    kind: str,
-) -> list[Any]:
-    patch_items = _sort_by(patch_items, patch_order, key, kind)
-    server_only = _sort_by(server_only, server_order, key, kind)
-    return _merge_sorted(server_only, patch_items, server_order, key, kind)
-
-
-def _sort_by(items: list[Any], order: list[Any], key: str, kind: str) -> list[Any]:
-    to_delete: list[Any] = []
-    if kind == "map":
-        for item in [*items, *order]:
-            if not isinstance(item, dict) or key not in item:
-                raise _no_merge_key(item if isinstance(item, dict) else {}, key)
-        to_delete = [i for i in items if i.get(DIRECTIVE) == "delete"]
-        items = [i for i in items if i.get(DIRECTIVE) != "delete"]
-    # Items all found in `order` (always true here), sorted stably by their place there.
-    positions = [_index(order, item, key, kind) for item in items]
-    ranked = sorted(range(len(items)), key=lambda i: (positions[i] < 0, positions[i]))
-    return [items[i] for i in ranked] + to_delete
-
-
-def _merge_sorted(
-    left: list[Any], right: list[Any], server_order: list[Any], key: str, kind: str
-) -> list[Any]:
-    # Server-only items (left) slot in before the first patch item (right) that followed them
-    # in the live list; each list keeps its own order.
-    out: list[Any] = []
-    i = j = 0
-    while i < len(left) or j < len(right):
-        if i >= len(left):
-            out.append(right[j])
-            j += 1
-        elif j >= len(right):
-            out.append(left[i])
-            i += 1
-        else:
-            li = _index(server_order, left[i], key, kind)
-            ri = _index(server_order, right[j], key, kind)
-            if li >= 0 and ri >= 0 and li < ri:
-                out.append(left[i])
-                i += 1
-            else:
-                out.append(right[j])
-                j += 1
-    return out
-
-
-def _go_type(value: object) -> str:
-    # reflect.TypeOf of a decoded JSON value, as mergepatch.ErrBadArgType prints it.
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "[]interface {}"
-
-
-def _expected_list(value: object) -> StrategicPatchError:
-    return _internal(f"expected a []interface {{}}, but received a {_go_type(value)}")
-
-
-def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str) -> None:
-    # Every item of the patch list (deletions aside) appears in $setElementOrder, in its order.
-    if not order or not patch_list:
-        return
-    items = patch_list
-    if merge_key:
-        items = [
-            i for i in patch_list if not (isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
-        ]
-    pi = oi = 0
-    while pi < len(items) and oi < len(order):
-        item = items[pi]
-        if isinstance(item, dict) and DIRECTIVE in item:
-            pi += 1
-            continue
-        if merge_key:
-            for side in (item, order[oi]):
-                if not isinstance(side, dict):
-                    raise _internal(
-                        f"expected a map[string]interface {{}}, but received a {_go_type(side)}"
-                    )
-                if merge_key not in side:
-                    raise _no_merge_key(side, merge_key)
-            equal = item[merge_key] == order[oi][merge_key]
-        else:
-            equal = item == order[oi]
-        if equal:
-            pi += 1
-        oi += 1
-    if pi < len(items) and oi >= len(order):
-        raise _internal(
-            f"The order in patch list:\n{go_value(patch_list)}\n doesn't match "
-            f"$setElementOrder list:\n{go_value(order)}\n"
-        )
+    patch_items, server_only = partition(merged, plain, key, kind)
+    return normalize_order(patch_items, server_only, plain, server_order, key, kind), backing
 
 
 def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema: Schema) -> None:
@@ -537,21 +282,21 @@ def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema
     for directive_key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER_PREFIX)]:
         order = patch.pop(directive_key)
         if not isinstance(order, list):
-            raise _expected_list(order)
+            raise expected_list(order)
         prefix, slash, key_name = directive_key.partition("/")
         if not slash or prefix != SET_ELEMENT_ORDER_PREFIX:
-            raise _bad_request(BAD_SET_ELEMENT_ORDER)
+            raise patch_bad_request(BAD_SET_ELEMENT_ORDER)
         found_original = key_name in original
         found_patch = key_name in patch
         original_list = original.get(key_name) if found_original else []
         patch_list = patch.get(key_name) if found_patch else []
         if not isinstance(original_list, list):
-            raise _expected_list(original_list)
+            raise expected_list(original_list)
         if not isinstance(patch_list, list):
-            raise _expected_list(patch_list)
+            raise expected_list(patch_list)
         sub = schema.child(key_name)
         merge_key = sub.patch_merge_key
-        _validate_order(patch_list, order, merge_key)
+        validate_order(patch_list, order, merge_key)
         window = original_list
         if found_original and not found_patch:
             merged = original_list
@@ -561,9 +306,9 @@ def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema
             merged, window = _merge_list_field(original_list, patch_list, sub, False)
         else:
             continue
-        kind = _element_kind(original_list, patch_list)
-        patch_items, server_only = _partition(merged, order, merge_key, kind)
-        original[key_name] = _normalize_order(
+        kind = element_kind(original_list, patch_list)
+        patch_items, server_only = partition(merged, order, merge_key, kind)
+        original[key_name] = normalize_order(
             patch_items, server_only, order, window, merge_key, kind
         )
         patch.pop(key_name, None)
