@@ -60,6 +60,7 @@ from numaplane.apiserver.requestinfo import (
     split_cluster,
 )
 from numaplane.apiserver.rest import Cluster
+from numaplane.apiserver.storage import ObjectKey
 from numaplane.apiserver.user import UserInfo
 from numaplane.errors import NumaplaneError
 
@@ -148,8 +149,6 @@ class ServerHandle:
 
 
 def _lookup(cluster: Cluster) -> Callable[[str, str, str], dict[str, Any] | None]:
-    from numaplane.apiserver.storage import ObjectKey
-
     def lookup(group_resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         return cluster.store.get(ObjectKey(group_resource, namespace, name))
 
