@@ -9,15 +9,17 @@ snapshots.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from numaplane.api.kubeletconfig import KubeletConfiguration, kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
-from numaplane.node.admission import Node
+from numaplane.node.admission import Node, NodeStates
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
 from numaplane.node.snapshot import (
@@ -25,7 +27,10 @@ from numaplane.node.snapshot import (
     SnapshotError,
     restore_node,
     snapshot_of,
+    state_documents,
+    states_from_documents,
 )
+from numaplane.node.statedir import CPU_FILE, DEVICE_FILE, MEMORY_FILE, StateFiles, encode_states
 from numaplane.topology.model import Machine
 from numaplane.topology.presets import PRESETS
 from numaplane.topology.synthetic import parse_synthetic
@@ -288,3 +293,63 @@ def test_states_of_another_machine_are_refused() -> None:
     wrong = NodeSnapshot(small, snapshot.config, snapshot.states, snapshot.pod_uids)
     with pytest.raises(SnapshotError):
         restore_node(wrong, {})
+
+
+# -- the checkpoint documents against the kubelet's codecs -------------------------------------
+
+
+def _loaded_node(case: Case, seed: int) -> Node:
+    machine = MACHINES[case.machine]()
+    node = Node(
+        machine,
+        _config(machine, **case.config),
+        device_sources=_devices(machine) if case.devices else [],
+    )
+    for step in _stream(machine, seed, 25, case.devices):
+        _apply(node, step)
+    return node
+
+
+def _without_checksum(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k != "checksum"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_documents_are_the_kubelet_checkpoints(case: Case) -> None:
+    node = _loaded_node(case, 11)
+    config = node.config
+    docs = state_documents(node.states, config)
+    files = encode_states(node.states, (), config.cpu_manager_policy, config.memory_manager_policy)
+    for name in (CPU_FILE, MEMORY_FILE):
+        assert docs[name]["checksum"] == 0
+        assert _without_checksum(docs[name]) == _without_checksum(json.loads(files[name]))
+    assert docs[DEVICE_FILE] == json.loads(files[DEVICE_FILE])
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_documents_read_back_as_the_kubelet_reads_them(case: Case) -> None:
+    node = _loaded_node(case, 12)
+    config = node.config
+    docs = state_documents(node.states, config)
+    fast = states_from_documents(docs, config)
+    # The kubelet accepts checksum 0 for these layouts unverified: the codecs read them too.
+    codec = StateFiles(
+        Path("<test>"), {name: json.dumps(doc).encode() for name, doc in docs.items()}
+    ).node_states(config.cpu_manager_policy, config.memory_manager_policy)
+    assert fast.cpu.get_default_cpu_set() == codec.cpu.get_default_cpu_set()
+    assert fast.cpu.get_cpu_assignments() == codec.cpu.get_cpu_assignments()
+    assert fast.memory.get_machine_state() == codec.memory.get_machine_state()
+    assert fast.memory.get_memory_assignments() == codec.memory.get_memory_assignments()
+    assert fast.devices.entries() == codec.devices.entries()
+    assert fast.devices.registered_devices() == codec.devices.registered_devices()
+    # And they are the node's own states.
+    assert fast.cpu.get_cpu_assignments() == node.states.cpu.get_cpu_assignments()
+    assert fast.memory.get_machine_state() == node.states.memory.get_machine_state()
+
+
+def test_documents_of_another_policy_are_refused() -> None:
+    machine = PRESETS["single-socket-ht"].build()
+    docs = state_documents(NodeStates(), kubelet_config_from_dict({}))
+    static = _config(machine)
+    with pytest.raises(SnapshotError, match=r"policy 'none'.*'static'"):
+        states_from_documents(docs, static, source="n1")

@@ -29,26 +29,27 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
 from numaplane.api.kubeletconfig import KubeletConfiguration, kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
+from numaplane.api.quantity import Quantity
 from numaplane.errors import InputError, NumaplaneError
-from numaplane.node.admission import Node
+from numaplane.node.admission import Node, NodeStates
+from numaplane.node.cpumanager import state as cpu_state
+from numaplane.node.devicemanager import checkpoint as device_codec
+from numaplane.node.devicemanager import state_checkpoint as device_checkpoint
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
+from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.requests import CPU, scheduler_requests
-from numaplane.node.statedir import (
-    CPU_FILE,
-    DEVICE_FILE,
-    MEMORY_FILE,
-    StateFiles,
-    encode_states,
-)
+from numaplane.node.statedir import CPU_FILE, DEVICE_FILE, MEMORY_FILE, StateFiles
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
+from numaplane.topology.cpuset import CPUSet
 from numaplane.topology.model import Machine
 from numaplane.topology.serialize import machine_from_dict, machine_to_dict
 
@@ -85,8 +86,10 @@ class HeldPod:
     def placeholder(self, uid: str) -> Pod:
         """A pod with these containers whose requests add up to ``requests`` (all carried by
         its first container), standing for a pod the caller does not know."""
-        amounts = {
-            name: f"{amount}m" if name == CPU else amount
+        # Quantities built directly (millicores for cpu): parsing text costs more than the
+        # rest of a restore.
+        amounts: dict[str, str | int | Quantity] = {
+            name: Quantity(Fraction(amount, 1000) if name == CPU else Fraction(amount))
             for name, amount in sorted(self.requests.items())
         }
         containers = [
@@ -217,8 +220,7 @@ def _from_dict(obj: object, source: str) -> NodeSnapshot:
 def snapshot_of(node: Node) -> NodeSnapshot:
     """The node's allocations now (the node is only read)."""
     config = node.config
-    files = encode_states(node.states, (), config.cpu_manager_policy, config.memory_manager_policy)
-    states = {name: json.loads(files[name]) for name in STATE_NAMES}
+    states = state_documents(node.states, config)
     gate = config.feature_gates.enabled("PodLevelResources")
     pods = {
         pod.uid: HeldPod(
@@ -254,12 +256,8 @@ def restore_node(
     placeholder), devices registered, affinities put back. ``SnapshotError`` when the states
     do not fit the machine or configuration."""
     config = snapshot.config
-    files = StateFiles(
-        Path(source),
-        {name: json.dumps(snapshot.states[name]).encode() for name in STATE_NAMES},
-    )
     try:
-        states = files.node_states(config.cpu_manager_policy, config.memory_manager_policy)
+        states = states_from_documents(snapshot.states, config, source=source)
         node = Node(
             snapshot.machine,
             config,
@@ -270,8 +268,10 @@ def restore_node(
             states=states,
         )
     except NumaplaneError as err:
-        # A checkpoint codec's refusal, or the managers' validation of the restored state
-        # against the machine and configuration (as the kubelet refuses to start).
+        # A checkpoint's refusal, or the managers' validation of the restored state against
+        # the machine and configuration (as the kubelet refuses to start).
+        if isinstance(err, SnapshotError):
+            raise
         raise SnapshotError(source, str(err)) from None
     for uid in snapshot.pod_uids:
         pod = pods.get(uid)
@@ -296,3 +296,140 @@ def _hint(doc: Mapping[str, Any], known: set[int], source: str) -> TopologyHint:
     if not numa or any(not isinstance(n, int) or n not in known for n in numa):
         raise SnapshotError(source, f"not NUMA nodes of the machine: {numa!r}", "affinities")
     return TopologyHint(BitMask(*numa), preferred)
+
+
+# -- the checkpoint documents --------------------------------------------------------------------
+#
+# The kubelet's codecs (``node.statedir``) render and parse checkpoints exactly as Go does,
+# checksums included, which costs milliseconds per node: too much for a document published after
+# every admission and read back by the scheduler. These write the same JSON documents directly
+# (the CPU and V1 memory layouts with checksum 0, which the kubelet accepts unverified; the
+# device checkpoint, small, through its codec) and read them straight into in-memory states.
+# tests/node/test_snapshot.py checks both against the codecs.
+
+
+def state_documents(states: NodeStates, config: KubeletConfiguration) -> dict[str, Any]:
+    """The three managers' states as kubelet checkpoint documents, keyed by file name."""
+    cpu: dict[str, Any] = {
+        "policyName": config.cpu_manager_policy,
+        "defaultCpuSet": str(states.cpu.get_default_cpu_set()),
+    }
+    cpu_entries = {
+        pod: {name: str(cpus) for name, cpus in containers.items()}
+        for pod, containers in states.cpu.get_cpu_assignments().items()
+    }
+    if cpu_entries:
+        cpu["entries"] = cpu_entries
+    cpu["checksum"] = 0
+    memory: dict[str, Any] = {
+        "policyName": config.memory_manager_policy,
+        "machineState": {
+            str(node_id): {
+                "numberOfAssignments": node.number_of_assignments,
+                "memoryMap": {
+                    name: {
+                        "total": t.total,
+                        "systemReserved": t.system_reserved,
+                        "allocatable": t.allocatable,
+                        "reserved": t.reserved,
+                        "free": t.free,
+                    }
+                    for name, t in node.memory_map.items()
+                },
+                "cells": list(node.cells),
+            }
+            for node_id, node in states.memory.get_machine_state().items()
+        },
+    }
+    memory_entries = {
+        pod: {
+            name: [
+                {"numaAffinity": list(b.numa_affinity), "type": b.type, "size": b.size}
+                for b in blocks
+            ]
+            for name, blocks in containers.items()
+        }
+        for pod, containers in states.memory.get_memory_assignments().items()
+    }
+    if memory_entries:
+        memory["entries"] = memory_entries
+    memory["checksum"] = 0
+    unsummed = device_checkpoint.checkpoint_of(
+        states.devices.entries(), states.devices.registered_devices()
+    )
+    devices = device_codec.DeviceManagerCheckpoint(
+        unsummed.pod_device_entries,
+        unsummed.registered_devices,
+        checksum=unsummed.compute_checksum(),
+    )
+    return {CPU_FILE: cpu, MEMORY_FILE: memory, DEVICE_FILE: json.loads(devices.to_bytes())}
+
+
+def states_from_documents(
+    documents: Mapping[str, Any], config: KubeletConfiguration, *, source: str = "<snapshot>"
+) -> NodeStates:
+    """In-memory states from ``state_documents``' documents; ``SnapshotError`` when they are
+    malformed or belong to other policies than ``config``'s."""
+    try:
+        cpu_doc, memory_doc = documents[CPU_FILE], documents[MEMORY_FILE]
+        _check_policy(cpu_doc, config.cpu_manager_policy, "CPU manager", source)
+        _check_policy(memory_doc, config.memory_manager_policy, "memory manager", source)
+        cpu = cpu_state.InMemoryState(
+            {
+                pod: {name: CPUSet.parse(text) for name, text in containers.items()}
+                for pod, containers in (cpu_doc.get("entries") or {}).items()
+            },
+            CPUSet.parse(cpu_doc["defaultCpuSet"]),
+        )
+        memory = memory_state.InMemoryState(
+            {
+                int(node_id): memory_state.NUMANodeState(
+                    int(node["numberOfAssignments"]),
+                    {
+                        name: memory_state.MemoryTable(
+                            int(t["total"]),
+                            int(t["systemReserved"]),
+                            int(t["allocatable"]),
+                            int(t["reserved"]),
+                            int(t["free"]),
+                        )
+                        for name, t in (node.get("memoryMap") or {}).items()
+                    },
+                    tuple(int(c) for c in node.get("cells") or ()),
+                )
+                for node_id, node in (memory_doc.get("machineState") or {}).items()
+            },
+            {
+                pod: {
+                    name: tuple(
+                        memory_state.Block(
+                            tuple(int(n) for n in b["numaAffinity"] or ()),
+                            str(b["type"]),
+                            int(b["size"]),
+                        )
+                        for b in blocks or ()
+                    )
+                    for name, blocks in containers.items()
+                }
+                for pod, containers in (memory_doc.get("entries") or {}).items()
+            },
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        reason = f"missing key {err}" if isinstance(err, KeyError) else str(err)
+        raise SnapshotError(source, f"not a checkpoint document: {reason}", "states") from None
+    # The device checkpoint goes through the kubelet's codec (its checksum is verified).
+    files = StateFiles(Path(source), {DEVICE_FILE: json.dumps(documents[DEVICE_FILE]).encode()})
+    devices = files.node_states(
+        config.cpu_manager_policy, config.memory_manager_policy, only=DEVICE_FILE
+    ).devices
+    return NodeStates(cpu=cpu, memory=memory, devices=devices)
+
+
+def _check_policy(doc: Mapping[str, Any], policy: str, manager: str, source: str) -> None:
+    if doc.get("policyName") != policy:
+        raise SnapshotError(
+            source,
+            f"the {manager} state is of policy {doc.get('policyName')!r}, the configuration's "
+            f"is {policy!r}",
+            "states",
+        )

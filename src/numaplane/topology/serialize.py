@@ -114,9 +114,14 @@ def machine_from_dict(obj: object, *, source: str = "<machine>") -> Machine:
         raise reader.fail("cpus.online", f"expected {count} booleans")
     if len(set(ids)) != count:
         raise reader.fail("cpus.id", "CPU ids repeat")
+    # Positional, in the order of CPU's fields (id, core, socket, numa, die, uncore_cache,
+    # online, physical_core): a keyword call per CPU costs more than the rest of the reading.
+    columns_in_order = [values[attr] for _, attr in _CPU_COLUMNS[:-1]]
     cpus = tuple(
-        CPU(**{attr: values[attr][i] for _, attr in _CPU_COLUMNS}, online=online[i])
-        for i in range(count)
+        CPU(*fields, on, physical)
+        for *fields, on, physical in zip(
+            *columns_in_order, online, values["physical_core"], strict=True
+        )
     )
     nodes = tuple(
         _node_from_dict(reader, item, f"numaNodes[{i}]")
@@ -212,7 +217,11 @@ class _Reader:
         return value
 
     def integers(self, value: object, where: str) -> list[int]:
-        return [self.integer(v, f"{where}[{i}]") for i, v in enumerate(self.seq(value, where))]
+        items = self.seq(value, where)
+        if all(type(v) is int for v in items):
+            return list(items)
+        # Only to name the first bad item.
+        return [self.integer(v, f"{where}[{i}]") for i, v in enumerate(items)]
 
     def text(self, value: object, where: str) -> str:
         if not isinstance(value, str):
