@@ -114,13 +114,19 @@ def machine_from_dict(obj: object, *, source: str = "<machine>") -> Machine:
         raise reader.fail("cpus.online", f"expected {count} booleans")
     if len(set(ids)) != count:
         raise reader.fail("cpus.id", "CPU ids repeat")
-    # Positional, in the order of CPU's fields (id, core, socket, numa, die, uncore_cache,
-    # online, physical_core): a keyword call per CPU costs more than the rest of the reading.
-    columns_in_order = [values[attr] for _, attr in _CPU_COLUMNS[:-1]]
+    # Positional: a keyword call per CPU costs more than the rest of the reading.
     cpus = tuple(
-        CPU(*fields, on, physical)
-        for *fields, on, physical in zip(
-            *columns_in_order, online, values["physical_core"], strict=True
+        CPU(cpu_id, core, socket, numa, die, uncore, on, physical)
+        for cpu_id, core, socket, numa, die, uncore, on, physical in zip(
+            values["id"],
+            values["core"],
+            values["socket"],
+            values["numa"],
+            values["die"],
+            values["uncore_cache"],
+            online,
+            values["physical_core"],
+            strict=True,
         )
     )
     nodes = tuple(
