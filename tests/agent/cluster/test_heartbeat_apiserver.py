@@ -32,7 +32,7 @@ from numaplane.node.snapshot import NodeSnapshot
 from numaplane.testing.apiserver import running_apiserver, start_apiserver
 from numaplane.topology.presets import PRESETS
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 SYSTEM = NodeSystemInfo(kernel_version="6.1.0")
 KUBECTL = shutil.which("kubectl")
@@ -243,3 +243,89 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
         asyncio.run(body())
     finally:
         server.stop()
+
+
+class RecordingClient(KubeClient):
+    """The real client, noting each request's method and path."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.log: list[tuple[str, str]] = []
+
+    async def request(self, method: str, path: str, **kw: Any) -> Any:
+        self.log.append((method, path))
+        return await super().request(method, path, **kw)
+
+
+def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
+    names = [f"sim-{i}" for i in range(12)]
+    with running_apiserver(tmp_path / "data") as server:
+        config = load_kubeconfig(server.kubeconfig)
+
+        async def body() -> None:
+            async with RecordingClient(config) as client:
+                beats = [_fast(client, name, _node()) for name in names]
+                tasks = [asyncio.create_task(b.run()) for b in beats]
+                try:
+
+                    async def all_published() -> bool:
+                        listed = await client.list(NRT_API_VERSION, NRT_RESOURCE)
+                        return len(listed["items"]) == len(names)
+
+                    await _until(all_published)
+                    # Let every first write land, then watch what an idle node sends.
+                    await asyncio.sleep(0.3)
+                    client.log.clear()
+
+                    def renewals(name: str) -> int:
+                        path = f"/leases/{name}"
+                        return sum(1 for m, p in client.log if m == "PUT" and p.endswith(path))
+
+                    async def every_node_renewed_twice() -> bool:
+                        return all(renewals(name) >= 2 for name in names)
+
+                    await _until(every_node_renewed_twice)
+                    kinds = {(m, p.rsplit("/", 2)[-2]) for m, p in client.log}
+                    assert kinds == {("PUT", "leases")}, client.log
+                    assert not any(t.done() for t in tasks)
+                finally:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run(body())
+
+
+def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
+    with running_apiserver(tmp_path / "data") as server:
+        config = load_kubeconfig(server.kubeconfig)
+
+        async def body() -> None:
+            async with KubeClient(config) as client:
+                heartbeat = _fast(client, "n4", _node(), publish_nrt=False)
+                task = asyncio.create_task(heartbeat.run())
+                try:
+                    first = await _until(lambda: client.get("v1", "nodes", "n4"))
+                    await client.delete("v1", "nodes", "n4")
+                    heartbeat.changed()  # a status check at once (the lease may notice first)
+
+                    async def back() -> dict[str, Any] | None:
+                        got = await client.get("v1", "nodes", "n4")
+                        same = got["metadata"]["uid"] == first["metadata"]["uid"]
+                        return None if same else got
+
+                    again = await _until(back)
+
+                    async def lease_owned_by_new_node() -> bool:
+                        lease = await client.get(
+                            "coordination.k8s.io/v1", "leases", "n4", LEASE_NAMESPACE
+                        )
+                        owners = lease["metadata"].get("ownerReferences") or [{}]
+                        return bool(owners[0].get("uid") == again["metadata"]["uid"])
+
+                    await _until(lease_owned_by_new_node)
+                finally:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+
+        asyncio.run(body())

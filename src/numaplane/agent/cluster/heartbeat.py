@@ -267,8 +267,28 @@ class NodeHeartbeat:
             and _comparable(desired) == _comparable(self._posted)
         ):
             return False
-        await self._post_status(desired)
+        try:
+            await self._post_status(desired)
+        except ApiError as err:
+            if not err.is_not_found:
+                raise
+            # The Node was deleted (kubectl delete node): register it again, as at start.
+            _log.warning("node %s: the Node is gone; registering again", self.name)
+            await self._register_once()
         return True
+
+    async def _check_registered(self) -> None:
+        # Before a lease is created: the Node may have been deleted (its lease goes with it,
+        # being owned by it), or replaced under the same name (another uid to own the lease).
+        try:
+            found = await self._client.get("v1", "nodes", self.name)
+        except ApiError as err:
+            if not err.is_not_found:
+                raise
+            _log.warning("node %s: the Node is gone; registering again", self.name)
+            await self._register_once()
+            return
+        self.node_uid = found["metadata"]["uid"]
 
     # -- lease ----------------------------------------------------------------------------
 
@@ -303,10 +323,12 @@ class NodeHeartbeat:
             except ApiError as err:
                 if not err.is_not_found:
                     raise
+                await self._check_registered()
                 self._lease = await client.create(
                     LEASE_API_VERSION, "leases", self._lease_body(None), LEASE_NAMESPACE
                 )
                 return
+        before = self._lease["metadata"].get("uid")
         try:
             self._lease = await client.update(
                 LEASE_API_VERSION, "leases", self._lease_body(self._lease), LEASE_NAMESPACE
@@ -317,6 +339,13 @@ class NodeHeartbeat:
                 await self.renew_lease()
                 return
             raise
+        if self._lease["metadata"].get("uid") != before:
+            # Leases may be created by an update: this one had been deleted, with the Node
+            # that owned it (kubectl delete node) if that is gone too.
+            await self._check_registered()
+            self._lease = await client.update(
+                LEASE_API_VERSION, "leases", self._lease_body(self._lease), LEASE_NAMESPACE
+            )
 
     # -- NodeResourceTopology -------------------------------------------------------------
 
