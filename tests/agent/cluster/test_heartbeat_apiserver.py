@@ -263,7 +263,8 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
         config = load_kubeconfig(server.kubeconfig)
 
         async def body() -> None:
-            async with RecordingClient(config) as client:
+            client = RecordingClient(config)
+            try:
                 beats = [_fast(client, name, _node()) for name in names]
                 tasks = [asyncio.create_task(b.run()) for b in beats]
                 try:
@@ -292,6 +293,8 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
                     for task in tasks:
                         task.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
+            finally:
+                await client.close()
 
         asyncio.run(body())
 
