@@ -156,7 +156,8 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
 
                     limits = {"cpu": "3", "memory": "1Gi"}
                     assert node.admit(Pod.of("p1", [Container.of("c", limits, limits)])).admitted
-                    heartbeat.changed()
+                    # The agent admits in its own threads: changed() comes from one of them.
+                    await asyncio.to_thread(heartbeat.changed)
 
                     async def republished() -> dict[str, Any] | None:
                         got = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n1")
@@ -168,8 +169,8 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                     )
                     assert snapshot.pod_uids == ("p1",)
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
 
@@ -237,8 +238,8 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
                     await _until(renewed_again)
                     assert not task.done()
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
     finally:
@@ -290,9 +291,9 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
                     assert kinds == {("PUT", "leases")}, client.log
                     assert not any(t.done() for t in tasks)
                 finally:
-                    for task in tasks:
-                        task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
+                    for beat in beats:
+                        beat.stop()
+                    await asyncio.gather(*tasks)
             finally:
                 await client.close()
 
@@ -328,7 +329,7 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
 
                     await _until(lease_owned_by_new_node)
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
