@@ -306,7 +306,7 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
 
         async def body() -> None:
             async with KubeClient(config) as client:
-                heartbeat = _fast(client, "n4", _node(), publish_nrt=False)
+                heartbeat = _fast(client, "n4", _node())
                 task = asyncio.create_task(heartbeat.run())
                 try:
                     first = await _until(lambda: client.get("v1", "nodes", "n4"))
@@ -328,6 +328,13 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
                         return bool(owners[0].get("uid") == again["metadata"]["uid"])
 
                     await _until(lease_owned_by_new_node)
+
+                    async def nrt_owned_by_new_node() -> bool:
+                        nrt = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n4")
+                        owners = nrt["metadata"].get("ownerReferences") or [{}]
+                        return bool(owners[0].get("uid") == again["metadata"]["uid"])
+
+                    await _until(nrt_owned_by_new_node)
                 finally:
                     heartbeat.stop()
                     await task

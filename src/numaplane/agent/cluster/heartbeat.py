@@ -145,6 +145,7 @@ class NodeHeartbeat:
         self._posted: dict[str, Any] | None = None
         self._posted_at = 0.0
         self._nrt_version: str | None = None
+        self._nrt_written: dict[str, Any] | None = None
         self._dirty = True  # the first NRT is published at start
         self._stopped = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -247,6 +248,8 @@ class NodeHeartbeat:
             _log.info("node %s: took over the existing Node", self.name)
         self._posted = None
         await self._post_status(desired)
+        # The NRT names its owner's uid (a new Node: the old NRT went with the old one).
+        self._dirty = True
 
     # -- status ---------------------------------------------------------------------------
 
@@ -366,26 +369,35 @@ class NodeHeartbeat:
         await self._install_crd()
         with self._locked():
             body = nrt_object(self.name, self._node, owner_uid=self.node_uid)
+        if self._nrt_version is not None and body == self._nrt_written:
+            return  # nothing changed since the last write (a refused pod, say)
+        await self._write_nrt(body)
+        self._nrt_written = body
+
+    async def _write_nrt(self, body: dict[str, Any]) -> None:
+        # ``body`` is left as given (it is what the next publication compares with).
         client = self._client
+
+        def at(version: str) -> dict[str, Any]:
+            return {**body, "metadata": {**body["metadata"], "resourceVersion": version}}
+
         if self._nrt_version is not None:
-            body["metadata"]["resourceVersion"] = self._nrt_version
             try:
-                written = await client.update(NRT_API_VERSION, NRT_RESOURCE, body)
+                written = await client.update(NRT_API_VERSION, NRT_RESOURCE, at(self._nrt_version))
                 self._nrt_version = written["metadata"]["resourceVersion"]
                 return
             except ApiError as err:
                 if not (err.is_conflict or err.is_not_found):
                     raise
                 self._nrt_version = None
-                del body["metadata"]["resourceVersion"]
         try:
             written = await client.create(NRT_API_VERSION, NRT_RESOURCE, body)
         except ApiError as err:
             if err.code != 409:
                 raise
             there = await client.get(NRT_API_VERSION, NRT_RESOURCE, self.name)
-            body["metadata"]["resourceVersion"] = there["metadata"]["resourceVersion"]
-            written = await client.update(NRT_API_VERSION, NRT_RESOURCE, body)
+            version = there["metadata"]["resourceVersion"]
+            written = await client.update(NRT_API_VERSION, NRT_RESOURCE, at(version))
         self._nrt_version = written["metadata"]["resourceVersion"]
 
     # -- the loop -------------------------------------------------------------------------
