@@ -1,5 +1,7 @@
 """A node's allocations as one value: ``snapshot_of(node)`` and ``restore_node(snapshot, pods)``.
 
+(Over 400 lines: the snapshot and the checkpoint documents inside it are one format.)
+
 The node agent publishes the snapshot; the scheduler restores it into a ``Node`` of its own and
 asks that node whether it would admit a pod, so a restored node must decide exactly as the
 original: every later admission answers the same (``Admission.to_json()``, explanation

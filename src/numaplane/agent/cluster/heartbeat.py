@@ -1,5 +1,7 @@
 """``NodeHeartbeat``: a node's presence in a cluster, kept as the kubelet keeps it.
 
+(Over 400 lines: registration, lease, status and NRT share one loop and one node's state.)
+
 - Registration (``registerWithAPIServer``): create the Node; when one of that name exists, take
   it over: its default labels are set again and its status replaced by this node's.
 - The node lease (the kubelet's ``nodelease`` controller): Lease ``kube-node-lease/<name>``,
@@ -11,14 +13,18 @@
   ``nodes/<name>/status``) only when it differs from the last one posted, or when the report
   period has passed; a condition keeps its ``lastTransitionTime`` while its status holds.
 - The NodeResourceTopology: published after each ``changed()``, at most once per
-  ``nrt_interval`` (0.5 s), and once at start; the CRD is installed first (once per client;
-  lease and status do not wait for it).
+  ``nrt_interval`` (0.5 s), and once at start, unless identical to the last one written; the
+  CRD is installed first (once per client; lease and status do not wait for it).
+- A Node deleted while the heartbeat runs (``kubectl delete node``) is registered again: its
+  lease, owned by it, goes with it, and the next renewal re-creates the lease (an update may
+  create a Lease), which tells.
 
 Many nodes share one process and one ``KubeClient`` (the simulated agent runs a hundred): a
 heartbeat is one task that sleeps until its next due time or a ``changed()``, so an idle node
 costs one lease update per renewal period and a status comparison per update period, nothing
 else. Every request failure (connection lost, server errors) is logged and retried with
-exponential backoff (0.2 s doubling to 7 s, as the kubelet); the task never ends on its own.
+exponential backoff (0.2 s doubling up to 7 s, the kubelet's cap); ``run`` ends only when
+cancelled or after ``stop()``.
 """
 
 from __future__ import annotations
