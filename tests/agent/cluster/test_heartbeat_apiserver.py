@@ -23,7 +23,7 @@ import pytest
 from numaplane.agent.cluster.heartbeat import LEASE_NAMESPACE, NodeHeartbeat
 from numaplane.agent.cluster.nodeobject import NodeSystemInfo
 from numaplane.agent.cluster.nrt import NRT_API_VERSION, NRT_RESOURCE, SNAPSHOT_ANNOTATION
-from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME
+from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME, ensure_nrt_crd
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
@@ -177,6 +177,20 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
         listed = json.loads(
             _kubectl(server.kubeconfig, "get", "noderesourcetopologies", "-o", "json")
         )
+        # The CRD's short name and a served older version read the same object.
+        short = _kubectl(server.kubeconfig, "get", "node-res-topo", "--no-headers")
+        assert short.split()[0] == "n1"
+        older = json.loads(
+            _kubectl(
+                server.kubeconfig,
+                "get",
+                "noderesourcetopologies.v1alpha1.topology.node.k8s.io",
+                "n1",
+                "-o",
+                "json",
+            )
+        )
+        assert [z["name"] for z in older["zones"]] == [f"node-{i}" for i in range(4)]
         assert [item["metadata"]["name"] for item in listed["items"]] == ["n1"]
         nodes = _kubectl(server.kubeconfig, "get", "nodes", "--no-headers")
         assert nodes.split()[:2] == ["n1", "Ready"]
@@ -195,6 +209,9 @@ def test_takes_over_an_existing_node(tmp_path: Path) -> None:
                 )
                 heartbeat = _fast(client, "n2", _node(), publish_nrt=False)
                 await heartbeat.register()
+                # Installing the CRD twice (two agents, say) is no error.
+                await ensure_nrt_crd(client)
+                await ensure_nrt_crd(client)
                 assert heartbeat.node_uid == existing["metadata"]["uid"]
                 got = await client.get("v1", "nodes", "n2")
                 assert got["metadata"]["labels"]["kubernetes.io/os"] == "linux"
