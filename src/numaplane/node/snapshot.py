@@ -57,11 +57,14 @@ from numaplane.topology.serialize import machine_from_dict, machine_to_dict
 
 __all__ = [
     "SNAPSHOT_FORMAT",
+    "STATE_NAMES",
     "HeldPod",
     "NodeSnapshot",
     "SnapshotError",
     "restore_node",
     "snapshot_of",
+    "state_documents",
+    "states_from_documents",
 ]
 
 SNAPSHOT_FORMAT: Final = "numaplane.io/node-snapshot/v1"
