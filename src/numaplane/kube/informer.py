@@ -96,6 +96,8 @@ class Informer:
         self._handlers: builtins.list[EventHandler] = []
         self._synced = asyncio.Event()
         self._rv = ""
+        #: How many times the collection was listed (the first list, then one per 410).
+        self.list_count = 0
 
     def add_handler(self, handler: EventHandler) -> None:
         """Call ``handler`` for every later event; objects already in the store are delivered to
@@ -173,6 +175,7 @@ class Informer:
             field_selector=self._field_selector,
             page_size=self._page_size,
         )
+        self.list_count += 1
         self._replace(items)
         self._rv = rv
         self._synced.set()

@@ -166,7 +166,7 @@ class LeaderElector:
         now = self._clock()
         record = {
             "holderIdentity": self.identity,
-            "leaseDurationSeconds": max(1, round(self.lease_duration)),
+            "leaseDurationSeconds": max(1, int(self.lease_duration)),
             "acquireTime": micro_time(now),
             "renewTime": micro_time(now),
             "leaseTransitions": 0,
