@@ -1,2 +1,7 @@
-"""Controllers of a numaplane cluster (the scheduler, the Job controller, ...): clients of the API
-that reach it only through :mod:`numaplane.kube`, so they run against any Kubernetes cluster."""
+"""The cluster's controllers, as kube-controller-manager and kube-scheduler run them: the node
+lifecycle, TTL-after-finished and Job controllers and the NUMA-aware scheduler, run by
+:mod:`numaplane.controllers.manager` under Lease leader election.
+
+They reach the cluster only through :mod:`numaplane.kube` (the standard API over HTTP), so they
+work against any Kubernetes-compatible API server; they never import ``numaplane.apiserver``.
+"""
