@@ -13,10 +13,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from numaplane.kube.events import EventRecorder
-from numaplane.kube.informer import EventHandler, Informer, object_key
-from numaplane.kube.workqueue import ExponentialRateLimiter, WorkQueue
-
 from numaplane.api.selectors import SelectorError, label_selector_from_dict
 from numaplane.controllers.job import status as conditions
 from numaplane.controllers.job.backoff import BackoffStore, PodFailureBackoff
@@ -34,6 +30,9 @@ from numaplane.controllers.job.podstate import (
 from numaplane.controllers.job.runtime import SYNC_BATCH_PERIOD_S, JobRuntime, Obj, Recorder
 from numaplane.controllers.job.sync import sync_job
 from numaplane.kube import ApiError, KubeClient, KubeError
+from numaplane.kube.events import EventRecorder
+from numaplane.kube.informer import EventHandler, Informer, object_key
+from numaplane.kube.workqueue import ExponentialRateLimiter, WorkQueue
 
 log = logging.getLogger(__name__)
 
