@@ -38,19 +38,19 @@ def only_replace_failed(job: Mapping[str, Any]) -> bool:
 
 
 def _duplicates_for_removal(pods: list[Obj], completions: int) -> tuple[list[Obj], list[Obj]]:
-    # appendDuplicatedIndexPodsForRemoval: pods without an index or out of range go; of pods
-    # sharing an index all but the one most worth keeping go.
+    # appendDuplicatedIndexPodsForRemoval, in index order: pods without an index or out of
+    # range go; of pods sharing an index all but the one most worth keeping go.
     rm: list[Obj] = []
     left: list[Obj] = []
     groups: dict[int, list[Obj]] = {}
     for pod in pods:
-        ix = pod_index(pod)
-        if ix == UNKNOWN_INDEX or ix >= completions:
-            rm.append(pod)
-        else:
-            groups.setdefault(ix, []).append(pod)
+        groups.setdefault(pod_index(pod), []).append(pod)
     for ix in sorted(groups):
-        group = sorted(groups[ix], key=removal_order_key)
+        group = groups[ix]
+        if ix == UNKNOWN_INDEX or ix >= completions:
+            rm.extend(group)
+            continue
+        group = sorted(group, key=removal_order_key)
         rm.extend(group[:-1])
         left.append(group[-1])
     return rm, left
