@@ -102,6 +102,15 @@ class Cluster:
         items, _ = await self.client.list_all("v1", "events", self.namespace)
         return items
 
+    async def wait_event(self, reason: str) -> Obj:
+        """Wait for an event with ``reason`` (the recorder sends events in the background)."""
+
+        async def probe() -> Obj | None:
+            return next((e for e in await self.events() if e.get("reason") == reason), None)
+
+        found: Obj = await self.wait_for(f"a {reason} event", probe)
+        return found
+
     async def set_pod_phase(self, pod: Obj, phase: str, exit_code: int = 0) -> Obj:
         """Play the kubelet: the pod Running (ready) or finished with ``exit_code``."""
         stamp = now_rfc3339()

@@ -4,6 +4,7 @@ kubelet by writing pods/status."""
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,13 @@ def test_completions_5_parallelism_2(kubeconfig: Path) -> None:
             pods = await c.pods()
             assert len(pods) == 5
             assert all(not p["metadata"].get("finalizers") for p in pods)
-            reasons = [e["reason"] for e in await c.events()]
-            assert reasons.count("SuccessfulCreate") == 5
-            assert "Completed" in reasons
+            completed = await c.wait_event("Completed")
+            assert (completed["type"], completed["message"]) == ("Normal", "Job completed")
+            assert completed["involvedObject"]["name"] == "five"
+            creates = [e for e in await c.events() if e["reason"] == "SuccessfulCreate"]
+            assert sorted(e["message"] for e in creates) == sorted(
+                f"Created pod: {p['metadata']['name']}" for p in pods
+            )
 
     asyncio.run(body())
 
@@ -159,12 +164,11 @@ def test_failing_job_stops_at_backoff_limit(kubeconfig: Path) -> None:
             assert "succeeded" not in job["status"]
             assert "completionTime" not in job["status"]
             assert len(await c.pods()) == 3
-            warnings = [(e["type"], e["reason"], e["message"]) for e in await c.events()]
-            assert (
+            event = await c.wait_event("BackoffLimitExceeded")
+            assert (event["type"], event["message"]) == (
                 "Warning",
-                "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit",
-            ) in warnings
+            )
 
     asyncio.run(body())
 
@@ -259,12 +263,20 @@ def test_suspend_and_resume(kubeconfig: Path) -> None:
             )
             assert job["status"]["succeeded"] == 2
             assert "failed" not in job["status"]
-            reasons = [e["reason"] for e in await c.events()]
-            assert "Suspended" in reasons
-            assert "Resumed" in reasons
-            assert "SuccessfulDelete" in reasons
+            for reason, message in (
+                ("Suspended", "Job suspended"),
+                ("Resumed", "Job resumed"),
+                ("SuccessfulDelete", f"Deleted pod: {first[0]['metadata']['name']}"),
+            ):
+                await c.wait_for(
+                    f"event {reason}: {message}", partial(_has_event, c, reason, message)
+                )
 
     asyncio.run(body())
+
+
+async def _has_event(c: Cluster, reason: str, message: str) -> bool:
+    return any((e["reason"], e["message"]) == (reason, message) for e in await c.events())
 
 
 async def _no_pods(c: Cluster) -> bool:
