@@ -111,7 +111,9 @@ class Cluster:
         found: Obj = await self.wait_for(f"a {reason} event", probe)
         return found
 
-    async def set_pod_phase(self, pod: Obj, phase: str, exit_code: int = 0) -> Obj:
+    async def set_pod_phase(
+        self, pod: Obj, phase: str, exit_code: int = 0, *, restarts: int = 0
+    ) -> Obj:
         """Play the kubelet: the pod Running (ready) or finished with ``exit_code``."""
         stamp = now_rfc3339()
         if phase == "Running":
@@ -136,7 +138,7 @@ class Cluster:
                     "image": "busybox",
                     "imageID": "",
                     "ready": ready == "True",
-                    "restartCount": 0,
+                    "restartCount": restarts,
                     "state": state,
                 }
             ],

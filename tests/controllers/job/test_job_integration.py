@@ -24,10 +24,44 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 
 
+def assert_made_by_the_controller(pod: dict[str, Any], job_uid: str) -> None:
+    """The pod as upstream's controller makes it: name, labels, owner, tracking finalizer."""
+    meta = pod["metadata"]
+    name = meta["labels"]["job-name"]
+    assert meta["generateName"] == f"{name}-"
+    assert meta["name"].startswith(f"{name}-")
+    assert {
+        k: meta["labels"][k]
+        for k in (
+            "batch.kubernetes.io/controller-uid",
+            "batch.kubernetes.io/job-name",
+            "controller-uid",
+            "job-name",
+        )
+    } == {
+        "batch.kubernetes.io/controller-uid": job_uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": job_uid,
+        "job-name": name,
+    }
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": name,
+            "uid": job_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert meta["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+
+
 def test_completions_5_parallelism_2(kubeconfig: Path) -> None:
     async def body() -> None:
         async with cluster(kubeconfig) as c, controller_running(kubeconfig):
-            await c.create_job(job_body("five", completions=5, parallelism=2))
+            created = await c.create_job(job_body("five", completions=5, parallelism=2))
+            job_uid = created["metadata"]["uid"]
             most_active = 0
             finished = 0
             while finished < 5:
@@ -40,6 +74,8 @@ def test_completions_5_parallelism_2(kubeconfig: Path) -> None:
                     return active if len(active) == want else None
 
                 active = await c.wait_for(f"{want} active pods", full)
+                for pod in active:
+                    assert_made_by_the_controller(pod, job_uid)
                 await c.set_pod_phase(active[0], "Succeeded")
                 finished += 1
             job = await c.wait_job(
@@ -356,3 +392,52 @@ async def _finalizers_gone(c: Cluster, pods: list[dict[str, Any]]) -> bool:
     return all(
         not p["metadata"].get("finalizers") for p in await c.pods() if p["metadata"]["uid"] in uids
     )
+
+
+def test_work_queue_job_completes_when_one_succeeded_and_none_runs(kubeconfig: Path) -> None:
+    async def body() -> None:
+        async with cluster(kubeconfig) as c, controller_running(kubeconfig):
+            await c.create_job(job_body("queue", completions=None, parallelism=2))
+
+            async def two() -> list[dict[str, Any]] | None:
+                active = await c.active_pods()
+                return active if len(active) == 2 else None
+
+            first, second = await c.wait_for("2 pods", two)
+            await c.set_pod_phase(first, "Succeeded")
+            job = await c.wait_job(
+                "queue", "one counted", lambda j: j["status"].get("succeeded") == 1
+            )
+            # The other worker is left to finish; no pod replaces the one that succeeded.
+            assert job["status"]["active"] == 1
+            assert condition(job, "Complete") is None
+            assert len(await c.pods()) == 2
+            await c.set_pod_phase(second, "Succeeded")
+            job = await c.wait_job(
+                "queue", "Complete", lambda j: condition(j, "Complete") is not None
+            )
+            assert job["status"]["succeeded"] == 2
+            assert len(await c.pods()) == 2
+
+    asyncio.run(body())
+
+
+def test_on_failure_restarts_reach_the_backoff_limit(kubeconfig: Path) -> None:
+    async def body() -> None:
+        async with cluster(kubeconfig) as c, controller_running(kubeconfig):
+            await c.create_job(
+                job_body("flaky", completions=1, restart_policy="OnFailure", backoffLimit=2)
+            )
+            (pod,) = await c.wait_for("a pod", c.active_pods)
+            # The kubelet restarted the container twice: the restarts reach backoffLimit 2
+            # (the below-limit case is a unit of past_backoff_limit_on_failure).
+            await c.set_pod_phase(pod, "Running", restarts=2)
+            job = await c.wait_job("flaky", "Failed", lambda j: condition(j, "Failed") is not None)
+            failed = condition(job, "Failed")
+            assert failed is not None
+            assert failed["reason"] == "BackoffLimitExceeded"
+            # The running pod was deleted and counts as failed.
+            assert job["status"]["failed"] == 1
+            await c.wait_for("the pod deleted", partial(_no_pods, c))
+
+    asyncio.run(body())
