@@ -88,6 +88,10 @@ class Cluster:
         items, _ = await self.client.list_all("v1", "pods", self.namespace)
         return items
 
+    async def no_pods(self) -> bool:
+        """Whether the namespace has no pod left."""
+        return not await self.pods()
+
     async def active_pods(self) -> list[Obj]:
         """Pods neither finished nor being deleted."""
         return [
