@@ -174,8 +174,10 @@ async def _finalizers_gone(c: Cluster, pods: list[dict[str, Any]]) -> bool:
 
 def test_orphan_pods_are_adopted_and_unmatched_pods_released(kubeconfig: Path) -> None:
     async def body() -> None:
-        async with cluster(kubeconfig) as c, controller_running(kubeconfig):
-            job = await c.create_job(job_body("adopt", completions=2, parallelism=2, suspend=True))
+        async with cluster(kubeconfig) as c:
+            # Job and orphan both exist before the controller starts: its first sync of the
+            # Job sees the orphan (a suspended Job would adopt it too, and delete it).
+            job = await c.create_job(job_body("adopt", completions=2, parallelism=2))
             labels = job["spec"]["template"]["metadata"]["labels"]
             orphan = {
                 "apiVersion": "v1",
@@ -184,49 +186,46 @@ def test_orphan_pods_are_adopted_and_unmatched_pods_released(kubeconfig: Path) -
                 "spec": job["spec"]["template"]["spec"],
             }
             await c.client.create("v1", "pods", orphan, c.namespace)
-            await c.client.patch(
-                "batch/v1", "jobs", "adopt", {"spec": {"suspend": False}}, c.namespace
-            )
-
-            async def two() -> list[dict[str, Any]] | None:
-                active = await c.active_pods()
-                owned = [p for p in active if p["metadata"].get("ownerReferences")]
-                return active if len(active) == 2 and len(owned) == 2 else None
-
-            pods = await c.wait_for("the stray pod adopted beside one new pod", two)
-            stray = next(p for p in pods if p["metadata"]["name"] == "stray")
-            (ref,) = stray["metadata"]["ownerReferences"]
-            assert (ref["kind"], ref["uid"], ref["controller"]) == (
-                "Job",
-                job["metadata"]["uid"],
-                True,
-            )
-            assert stray["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
-
-            # A pod whose labels stop matching is released and replaced.
-            other = next(p for p in pods if p["metadata"]["name"] != "stray")
-            await c.client.patch(
-                "v1",
-                "pods",
-                other["metadata"]["name"],
-                {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "someone-else"}}},
-                c.namespace,
-            )
-
-            async def released() -> dict[str, Any] | None:
-                pod = await c.client.get("v1", "pods", other["metadata"]["name"], c.namespace)
-                meta = pod["metadata"]
-                gone = not meta.get("ownerReferences") and not meta.get("finalizers")
-                return pod if gone else None
-
-            await c.wait_for("the relabelled pod released, its finalizer removed", released)
-
-            async def replaced() -> list[dict[str, Any]] | None:
-                owned = [p for p in await c.active_pods() if p["metadata"].get("ownerReferences")]
-                names = {p["metadata"]["name"] for p in owned}
-                fresh = len(owned) == 2 and other["metadata"]["name"] not in names
-                return owned if fresh else None
-
-            await c.wait_for("a replacement", replaced)
+            async with controller_running(kubeconfig):
+                await _adopt_then_release(c, job["metadata"]["uid"])
 
     asyncio.run(body())
+
+
+async def _adopt_then_release(c: Cluster, job_uid: str) -> None:
+    async def two() -> list[dict[str, Any]] | None:
+        active = await c.active_pods()
+        owned = [p for p in active if p["metadata"].get("ownerReferences")]
+        return active if len(active) == 2 and len(owned) == 2 else None
+
+    pods = await c.wait_for("the stray pod adopted beside one new pod", two)
+    stray = next(p for p in pods if p["metadata"]["name"] == "stray")
+    (ref,) = stray["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("Job", job_uid, True)
+    assert stray["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+
+    # A pod whose labels stop matching is released and replaced.
+    other = next(p for p in pods if p["metadata"]["name"] != "stray")
+    await c.client.patch(
+        "v1",
+        "pods",
+        other["metadata"]["name"],
+        {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "someone-else"}}},
+        c.namespace,
+    )
+
+    async def released() -> dict[str, Any] | None:
+        pod = await c.client.get("v1", "pods", other["metadata"]["name"], c.namespace)
+        meta = pod["metadata"]
+        gone = not meta.get("ownerReferences") and not meta.get("finalizers")
+        return pod if gone else None
+
+    await c.wait_for("the relabelled pod released, its finalizer removed", released)
+
+    async def replaced() -> list[dict[str, Any]] | None:
+        owned = [p for p in await c.active_pods() if p["metadata"].get("ownerReferences")]
+        names = {p["metadata"]["name"] for p in owned}
+        fresh = len(owned) == 2 and other["metadata"]["name"] not in names
+        return owned if fresh else None
+
+    await c.wait_for("a replacement", replaced)
