@@ -15,6 +15,7 @@ from numaplane.kube import KubeClient, KubeConfig, load_kubeconfig
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.leaderelection import LeaderElector
 from numaplane.testing.apiserver import running_apiserver
+from tests.kube.client_support import kube_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -56,7 +57,7 @@ def test_bad_durations_are_refused() -> None:
 
 def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             leading: list[str] = []
             stop_a = asyncio.Event()
             seen_by_b: list[str] = []
@@ -106,7 +107,7 @@ def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
 
 def test_leadership_lost_cancels_the_work_and_release_hands_over(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             started = asyncio.Event()
             cancelled = asyncio.Event()
 
@@ -155,7 +156,7 @@ def test_leadership_lost_cancels_the_work_and_release_hands_over(config: KubeCon
 
 def test_identical_events_aggregate(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             pod = {
                 "apiVersion": "v1",
                 "kind": "Pod",
