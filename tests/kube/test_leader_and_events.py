@@ -28,14 +28,15 @@ def elector(
     release_on_cancel: bool = False,
     on_new_leader: Callable[[str], None] | None = None,
 ) -> LeaderElector:
-    """A candidate with short durations (1.5 s lease, 1 s renew deadline, 0.2 s retries)."""
+    """A candidate with short durations (3 s lease, 2 s renew deadline, 0.2 s retries): short
+    for the test, long enough that a loaded machine does not miss renewals."""
     return LeaderElector(
         client,
         "kube-system",
         name,
         identity,
-        lease_duration=1.5,
-        renew_deadline=1.0,
+        lease_duration=3.0,
+        renew_deadline=2.0,
         retry_period=0.2,
         release_on_cancel=release_on_cancel,
         on_new_leader=on_new_leader,
@@ -85,7 +86,7 @@ def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
             lease = await client.get("coordination.k8s.io/v1", "leases", "le-test", "kube-system")
             assert lease["spec"]["holderIdentity"] == "a"
             assert lease["spec"]["leaseTransitions"] == 0
-            assert lease["spec"]["leaseDurationSeconds"] == 1  # whole seconds, as client-go
+            assert lease["spec"]["leaseDurationSeconds"] == 3
 
             # a stops renewing (its process dies: cancel without release): b takes over.
             run_a.cancel()
