@@ -142,6 +142,11 @@ class KubeClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+            if self._ssl is not None:
+                # aiohttp shuts TLS transports down after close() returns; without this pause
+                # (aiohttp's documented graceful shutdown) a loop that ends right after leaves
+                # them unclosed and Python warns.
+                await asyncio.sleep(0.25)
 
     async def __aenter__(self) -> KubeClient:
         return self
