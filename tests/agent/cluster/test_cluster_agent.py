@@ -154,7 +154,7 @@ def test_an_unknown_image_waits_with_err_image_pull(joined: Joined) -> None:
 
 def test_env_from_field_refs_is_resolved(joined: Joined, tmp_path: Path) -> None:
     out = tmp_path / "env.txt"
-    env = [
+    env: list[dict[str, Any]] = [
         {"name": "OUT", "value": str(out)},
         {"name": "NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
