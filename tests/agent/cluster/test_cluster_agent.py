@@ -124,6 +124,16 @@ def test_a_pod_the_topology_manager_rejects_fails_with_the_kubelets_reason(
     )
     assert not joined.agent.pods
 
+    def event() -> dict[str, Any] | None:
+        listed = joined.api.call(lambda c: c.list("v1", "events", "default"))
+        found = [e for e in listed["items"] if e["involvedObject"].get("name") == "big"]
+        return found[0] if found else None
+
+    recorded = wait_for("the rejection event", event)
+    assert (recorded["type"], recorded["reason"]) == ("Warning", "TopologyAffinityError")
+    assert recorded["message"] == "Resources cannot be allocated with Topology locality"
+    assert recorded["source"]["component"] == "kubelet"
+
 
 def test_delete_stops_the_pod_frees_it_and_the_pod_goes(joined: Joined) -> None:
     joined.api.create_pod(bound_pod("web", cpu="1", grace=5))
