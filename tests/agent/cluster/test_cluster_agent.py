@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from numaplane.kube.config import load_kubeconfig
 from numaplane.testing.apiserver import running_apiserver
 from tests.agent.agent_fixtures import alive, wait_for
-from tests.agent.cluster.cluster_fixtures import NODE, Joined, bound_pod, join
+from tests.agent.cluster.cluster_fixtures import NODE, Api, Joined, bound_pod, join
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -189,3 +190,20 @@ def test_env_from_field_refs_is_resolved(joined: Joined, tmp_path: Path) -> None
     )
     wait_for("Succeeded", lambda: _phase(joined, "indexed", "Succeeded"))
     assert out.read_text().split() == ["indexed", NODE, "3"]
+
+
+def test_pods_bound_while_the_agent_was_away_are_admitted_in_bind_order(tmp_path: Path) -> None:
+    names = ["zeta", "alpha", "mid"]  # the API lists pods by name; they were bound in this order
+    with running_apiserver(tmp_path / "data") as server:
+        api = Api(load_kubeconfig(server.kubeconfig))
+        try:
+            for name in names:
+                api.create_pod(bound_pod(name, cpu="1"))
+        finally:
+            api.close()
+        node = join(server.kubeconfig, tmp_path / "state")
+        try:
+            wait_for("three admissions", lambda: len(node.agent.pods) == 3 or None)
+            assert [p.name for p in node.agent.node.pods] == names
+        finally:
+            node.close()
