@@ -194,6 +194,8 @@ def test_rejected_status_is_the_kubelets_reject_pod() -> None:
         "phase": "Failed",
         "reason": "TopologyAffinityError",
         "message": "Pod was rejected: Resources cannot be allocated with Topology locality",
+        "qosClass": "Guaranteed",
+        "startTime": rfc3339(T0),
     }
 
 
