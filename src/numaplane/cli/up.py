@@ -78,6 +78,8 @@ def components(options: UpOptions) -> list[Component]:
     controllers = ["controllers", "--kubeconfig", kubeconfig]
     if not options.numa_filter:
         controllers.append("--no-numa-filter")
+    if options.verbose:
+        controllers.append("-v")
     found = [Component("controllers", _numaplane(*controllers))]
     if options.node == "host":
         name = options.node_name or socket.gethostname().lower()
@@ -305,7 +307,9 @@ Examples:
     is_flag=True,
     help="Schedule without the NUMA filter (to compare: the kubelet then rejects).",
 )
-@click.option("-v", "--verbose", is_flag=True, help="The API server logs at INFO level.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="The API server and controllers log at INFO level."
+)
 def up(
     data_dir: Path,
     port: int,
