@@ -5,6 +5,8 @@ the cluster's objects."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +35,35 @@ def _gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
+
+
+def _controllers_pid(up_pid: int) -> int | None:
+    for pid in _children(up_pid):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"controllers" in cmdline:
+            return pid
+    return None
+
+
+def test_a_killed_child_is_reported_and_restarted(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "data") as cluster:
+        first = _controllers_pid(cluster.process.pid)
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while (again := _controllers_pid(cluster.process.pid)) in (None, first):
+            assert time.monotonic() < deadline, cluster.all_logs()
+            time.sleep(0.1)
+        log_path = tmp_path / "data" / "logs" / "controllers.log"
+        # One line: what happened, the child's last words (if any), the backoff, its log.
+        reported = [line for line in cluster.log().splitlines() if "controllers killed" in line]
+        assert len(reported) == 1
+        assert reported[0].startswith("numaplane up: controllers killed by signal 9")
+        assert reported[0].endswith(f"; restarting in 1s (log: {log_path})")
+        assert again is not None
 
 
 def test_up_prints_the_kubeconfig_and_refuses_a_second_up(tmp_path: Path) -> None:
