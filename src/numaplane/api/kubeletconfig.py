@@ -30,6 +30,7 @@ from numaplane.api.kubeletvalues import (
     MemoryReservation,
     ValueSyntaxError,
     parse_go_duration,
+    parse_threshold,
 )
 from numaplane.api.quantity import Quantity
 from numaplane.api.yamlbounds import AliasError, check_text_aliases
@@ -105,6 +106,44 @@ class KubeletConfiguration:
     def default(cls) -> KubeletConfiguration:
         """The configuration of a kubelet given an empty file."""
         return cls()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A KubeletConfiguration document of this configuration (JSON values only):
+        ``kubelet_config_from_dict(config.to_dict()) == config``.
+
+        Written from the fields, so it holds what the kubelet uses after defaulting (the
+        ``--reserved-cpus`` override already applied, every hard eviction threshold spelled
+        out); the node snapshot carries a configuration to another process this way.
+        """
+        eviction = {signal: _threshold_text(t) for signal, t in self.eviction_hard.items()}
+        if self.merge_default_eviction_settings:
+            # A default threshold the file switched off ("0%") must stay off when re-merged.
+            for signal in DEFAULT_EVICTION_HARD:
+                eviction.setdefault(signal, "0%")
+        doc: dict[str, Any] = {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "cpuManagerPolicy": self.cpu_manager_policy,
+            "cpuManagerPolicyOptions": dict(self.cpu_manager_policy_options),
+            "cpuManagerReconcilePeriod": _duration_text(self.cpu_manager_reconcile_period),
+            "reservedSystemCPUs": str(self.reserved_system_cpus),
+            "kubeReserved": {name: str(q) for name, q in self.kube_reserved.items()},
+            "systemReserved": {name: str(q) for name, q in self.system_reserved.items()},
+            "kubeReservedCgroup": self.kube_reserved_cgroup,
+            "systemReservedCgroup": self.system_reserved_cgroup,
+            "memoryManagerPolicy": self.memory_manager_policy,
+            "reservedMemory": [
+                {"numaNode": r.numa_node, "limits": {name: str(q) for name, q in r.limits.items()}}
+                for r in self.reserved_memory
+            ],
+            "topologyManagerPolicy": self.topology_manager_policy,
+            "topologyManagerScope": self.topology_manager_scope,
+            "topologyManagerPolicyOptions": dict(self.topology_manager_policy_options),
+            "featureGates": dict(self.feature_gates.overrides),
+            "evictionHard": eviction,
+            "mergeDefaultEvictionSettings": self.merge_default_eviction_settings,
+        }
+        return doc
 
     def reserved_cpu_count(self) -> int:
         """How many CPUs the static CPU policy reserves.
@@ -187,6 +226,24 @@ class KubeletConfiguration:
                     f"evictionHard.{signal}",
                 )
         return result
+
+
+def _duration_text(period: timedelta) -> str:
+    # Whole microseconds: what a timedelta holds, and a unit Go's ParseDuration reads back.
+    return f"{period // timedelta(microseconds=1)}us"
+
+
+def _threshold_text(threshold: EvictionThreshold) -> str:
+    if threshold.quantity is not None:
+        return str(threshold.quantity)
+    assert threshold.percentage is not None
+    # The shortest decimal percentage that parses back to the same float32 fraction.
+    for digits in range(1, 18):
+        text = f"{threshold.percentage * 100:.{digits}g}%"
+        back = parse_threshold(threshold.signal, text)
+        if back is not None and back.percentage == threshold.percentage:
+            return text
+    raise ValueError(f"no percentage text for {threshold!r}")  # pragma: no cover
 
 
 def load_kubelet_config(path: str | Path) -> KubeletConfiguration:
