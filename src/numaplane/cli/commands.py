@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("agent", "agent"),
     ("agent", "pods"),
     ("apiserver", "apiserver"),
+    ("controllers", "controllers"),
 )
 
 
