@@ -143,3 +143,38 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_job_of_the_kueue_examples_shape_completes_on_the_host(cluster: RunningCluster) -> None:
+    kubectl = Kubectl(cluster.kubeconfig)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "sample"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 3,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "dummy-job",
+                            "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
+                            "command": ["/bin/sh"],
+                            "args": ["-c", "sleep 1"],
+                        }
+                    ],
+                }
+            },
+        },
+    }
+    kubectl.out("apply", "-f", "-", stdin=yaml.safe_dump(job))
+    done = kubectl.run(
+        "wait", "--for=condition=complete", "job/sample", "--timeout=120s", check=False, timeout=150
+    )
+    assert done.returncode == 0, f"{done.stderr}\n{cluster.all_logs()}"
+    pods = kubectl.json("get", "pods", "-l", "job-name=sample")["items"]
+    assert len(pods) == 3
+    assert {p["spec"]["nodeName"] for p in pods} == {NODE}
+    assert {p["status"]["phase"] for p in pods} == {"Succeeded"}
