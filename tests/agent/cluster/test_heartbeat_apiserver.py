@@ -23,7 +23,7 @@ import pytest
 from numaplane.agent.cluster.heartbeat import LEASE_NAMESPACE, NodeHeartbeat
 from numaplane.agent.cluster.nodeobject import NodeSystemInfo
 from numaplane.agent.cluster.nrt import NRT_API_VERSION, NRT_RESOURCE, SNAPSHOT_ANNOTATION
-from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME
+from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME, ensure_nrt_crd
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
@@ -156,7 +156,8 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
 
                     limits = {"cpu": "3", "memory": "1Gi"}
                     assert node.admit(Pod.of("p1", [Container.of("c", limits, limits)])).admitted
-                    heartbeat.changed()
+                    # The agent admits in its own threads: changed() comes from one of them.
+                    await asyncio.to_thread(heartbeat.changed)
 
                     async def republished() -> dict[str, Any] | None:
                         got = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n1")
@@ -168,14 +169,28 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                     )
                     assert snapshot.pod_uids == ("p1",)
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
 
         listed = json.loads(
             _kubectl(server.kubeconfig, "get", "noderesourcetopologies", "-o", "json")
         )
+        # The CRD's short name and a served older version read the same object.
+        short = _kubectl(server.kubeconfig, "get", "node-res-topo", "--no-headers")
+        assert short.split()[0] == "n1"
+        older = json.loads(
+            _kubectl(
+                server.kubeconfig,
+                "get",
+                "noderesourcetopologies.v1alpha1.topology.node.k8s.io",
+                "n1",
+                "-o",
+                "json",
+            )
+        )
+        assert [z["name"] for z in older["zones"]] == [f"node-{i}" for i in range(4)]
         assert [item["metadata"]["name"] for item in listed["items"]] == ["n1"]
         nodes = _kubectl(server.kubeconfig, "get", "nodes", "--no-headers")
         assert nodes.split()[:2] == ["n1", "Ready"]
@@ -194,6 +209,9 @@ def test_takes_over_an_existing_node(tmp_path: Path) -> None:
                 )
                 heartbeat = _fast(client, "n2", _node(), publish_nrt=False)
                 await heartbeat.register()
+                # Installing the CRD twice (two agents, say) is no error.
+                await ensure_nrt_crd(client)
+                await ensure_nrt_crd(client)
                 assert heartbeat.node_uid == existing["metadata"]["uid"]
                 got = await client.get("v1", "nodes", "n2")
                 assert got["metadata"]["labels"]["kubernetes.io/os"] == "linux"
@@ -237,8 +255,8 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
                     await _until(renewed_again)
                     assert not task.done()
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
     finally:
@@ -290,9 +308,9 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
                     assert kinds == {("PUT", "leases")}, client.log
                     assert not any(t.done() for t in tasks)
                 finally:
-                    for task in tasks:
-                        task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
+                    for beat in beats:
+                        beat.stop()
+                    await asyncio.gather(*tasks)
             finally:
                 await client.close()
 
@@ -305,7 +323,7 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
 
         async def body() -> None:
             async with KubeClient(config) as client:
-                heartbeat = _fast(client, "n4", _node(), publish_nrt=False)
+                heartbeat = _fast(client, "n4", _node())
                 task = asyncio.create_task(heartbeat.run())
                 try:
                     first = await _until(lambda: client.get("v1", "nodes", "n4"))
@@ -327,8 +345,15 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
                         return bool(owners[0].get("uid") == again["metadata"]["uid"])
 
                     await _until(lease_owned_by_new_node)
+
+                    async def nrt_owned_by_new_node() -> bool:
+                        nrt = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n4")
+                        owners = nrt["metadata"].get("ownerReferences") or [{}]
+                        return bool(owners[0].get("uid") == again["metadata"]["uid"])
+
+                    await _until(nrt_owned_by_new_node)
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
