@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from numaplane.kube.config import load_kubeconfig
 from numaplane.testing.apiserver import running_apiserver
 from tests.agent.agent_fixtures import alive, wait_for
-from tests.agent.cluster.cluster_fixtures import NODE, Joined, bound_pod, join
+from tests.agent.cluster.cluster_fixtures import NODE, Api, Joined, bound_pod, join
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -124,6 +125,16 @@ def test_a_pod_the_topology_manager_rejects_fails_with_the_kubelets_reason(
     )
     assert not joined.agent.pods
 
+    def event() -> dict[str, Any] | None:
+        listed = joined.api.call(lambda c: c.list("v1", "events", "default"))
+        found = [e for e in listed["items"] if e["involvedObject"].get("name") == "big"]
+        return found[0] if found else None
+
+    recorded = wait_for("the rejection event", event)
+    assert (recorded["type"], recorded["reason"]) == ("Warning", "TopologyAffinityError")
+    assert recorded["message"] == "Resources cannot be allocated with Topology locality"
+    assert recorded["source"]["component"] == "kubelet"
+
 
 def test_delete_stops_the_pod_frees_it_and_the_pod_goes(joined: Joined) -> None:
     joined.api.create_pod(bound_pod("web", cpu="1", grace=5))
@@ -179,3 +190,20 @@ def test_env_from_field_refs_is_resolved(joined: Joined, tmp_path: Path) -> None
     )
     wait_for("Succeeded", lambda: _phase(joined, "indexed", "Succeeded"))
     assert out.read_text().split() == ["indexed", NODE, "3"]
+
+
+def test_pods_bound_while_the_agent_was_away_are_admitted_in_bind_order(tmp_path: Path) -> None:
+    names = ["zeta", "alpha", "mid"]  # the API lists pods by name; they were bound in this order
+    with running_apiserver(tmp_path / "data") as server:
+        api = Api(load_kubeconfig(server.kubeconfig))
+        try:
+            for name in names:
+                api.create_pod(bound_pod(name, cpu="1"))
+        finally:
+            api.close()
+        node = join(server.kubeconfig, tmp_path / "state")
+        try:
+            wait_for("three admissions", lambda: len(node.agent.pods) == 3 or None)
+            assert [p.name for p in node.agent.node.pods] == names
+        finally:
+            node.close()

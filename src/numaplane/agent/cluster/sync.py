@@ -10,7 +10,8 @@ node's heartbeat, on an event loop of their own beside the agent's threads.
   of ``pods/status``, only when it differs from what was last written (changes in between are
   coalesced; a failed write is retried at the next pass). It then deletes, with grace period 0
   and the pod's uid as precondition, every pod being deleted that the agent no longer runs,
-  as the kubelet's status manager does once a pod's containers are gone;
+  as the kubelet's status manager does once a pod's containers are gone. A rejection is also
+  recorded as a Warning Event with the kubelet's reason and message (component ``kubelet``);
 - the heartbeat (``numaplane.agent.cluster.heartbeat.NodeHeartbeat``, given as a factory):
   registered first, then run; told ``changed()`` after each admission and release.
 """
@@ -31,6 +32,7 @@ from numaplane.agent.cluster.podstatus import parse_time, pod_status_dict, rejec
 from numaplane.kube.client import KubeClient, resource_path
 from numaplane.kube.config import KubeConfig
 from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.events import EventRecorder
 
 _log = logging.getLogger(__name__)
 
@@ -60,8 +62,10 @@ class StatusReporter:
         host_ip: str = "127.0.0.1",
         resync: float = 1.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        recorder: EventRecorder | None = None,
     ) -> None:
         self._client = client
+        self._recorder = recorder
         self._agent = agent
         self._source = source
         self._host_ip = host_ip
@@ -70,6 +74,7 @@ class StatusReporter:
         self._sent: dict[str, dict[str, Any]] = {}
         self._started: dict[str, datetime] = {}
         self._deleted: set[str] = set()
+        self._why: dict[str, tuple[str, str]] = {}  # rejected pods: reason and message
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -125,6 +130,7 @@ class StatusReporter:
             elif uid in rejected and not (obj.get("metadata") or {}).get("deletionTimestamp"):
                 rejection = rejected[uid]
                 status = rejected_status_dict(obj, rejection.reason, rejection.message, now=now)
+                self._why[uid] = (rejection.reason, rejection.message)
             else:
                 continue
             out[uid] = (obj, status)
@@ -166,10 +172,14 @@ class StatusReporter:
             except KubeError as err:
                 _log.warning("pod %s: cannot write its status: %s", meta["name"], err)
                 continue
+            why = self._why.pop(uid, None)
+            if why is not None and self._recorder is not None:
+                pod = {**obj, "kind": "Pod", "apiVersion": "v1"}
+                self._recorder.event(pod, "Warning", *why)
             self._sent[uid] = status
         await self._delete_finished()
         live = {str(o["metadata"]["uid"]) for o in self._source.objects()}
-        for table in (self._sent, self._started):
+        for table in (self._sent, self._started, self._why):
             for uid in [u for u in table if u not in live]:
                 del table[uid]
         self._deleted &= live
@@ -264,7 +274,10 @@ class ClusterSide:
         self._loop = asyncio.get_running_loop()
         self._main = asyncio.current_task()
         async with KubeClient(self._config) as client:
-            reporter = StatusReporter(client, self.agent, self.source, host_ip=self._host_ip)
+            recorder = EventRecorder(client, "kubelet", host=self.source.node_name)
+            reporter = StatusReporter(
+                client, self.agent, self.source, host_ip=self._host_ip, recorder=recorder
+            )
             self._reporter = reporter
             self._ready.set()
             tasks = [
@@ -285,6 +298,8 @@ class ClusterSide:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 self._reporter = None
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(recorder.close(), 5)
         # The client's TLS transports finish closing on the loop's next turns.
         await asyncio.sleep(0.1)
 
