@@ -101,11 +101,14 @@ async def run_stream(kubeconfig: Path, numa_filter: bool) -> Counter[str]:
                         return None
                 return outcome
 
-            return await asyncio.wait_for(poll(ended), 480)
+            outcome: Counter[str] = await asyncio.wait_for(poll(ended), 480)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+    # TLS transports finish closing a few loop turns after the session closed.
+    await asyncio.sleep(0.25)
+    return outcome
 
 
 async def poll(check: Callable[[], Any]) -> Any:
