@@ -30,24 +30,34 @@ no further pod like this one can use there). ``score = 100 * (cpus - stranded) /
 the node's CPUs; 0 for a pod without exclusive CPUs or a node in mode none. It is added to the
 resource score with weight ``NUMA_SCORE_WEIGHT`` (1, the weight of an upstream score plugin).
 
-Predictions are cached per node by the pod's resource signature and dropped whenever the
-replica changes, so a decision re-evaluates only the nodes that changed since the last one.
+Cost: ``quick`` (the necessary condition and the score, from the replica's free CPUs per zone)
+is cached per node by the pod's resource signature and dropped whenever the node changes, so a
+decision re-evaluates only the nodes that changed since the last one; the exact ``admit`` on a
+replica runs only on the best-scored candidates, in order, and the first that admits keeps the
+pod (``framework``). The zone-level code (estimate, stranded score) is in ``numa_zones``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
-from numaplane.api.quantity import Quantity
+from numaplane.controllers.scheduler.numa_zones import (
+    PASS,
+    SINGLE_NUMA_NODE,
+    Prediction,
+    estimate,
+    score,
+    stranded,
+    unit,
+    zones_of,
+)
 from numaplane.controllers.scheduler.podinfo import PodInfo
 from numaplane.errors import NumaplaneError
 from numaplane.node.admission import Node
-from numaplane.node.requests import CPU, MEMORY, scheduler_units
 from numaplane.node.snapshot import NodeSnapshot, restore_node
 from numaplane.node.statedir import CPU_FILE
 from numaplane.topology.cpuset import CPUSet
@@ -68,45 +78,6 @@ NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
 NRT_RESOURCE: Final = "noderesourcetopologies"
 SNAPSHOT_ANNOTATION: Final = "numaplane.io/node-snapshot"
 NUMA_SCORE_WEIGHT: Final = 1
-SINGLE_NUMA_NODE: Final = "single-numa-node"
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """The NUMA filter's answer for one pod on one node: ``reason`` empty when it fits;
-    ``score`` the NUMA score (0..100)."""
-
-    reason: str
-    score: int
-
-
-_PASS: Final = Prediction("", 0)
-
-
-def stranded(free_per_zone: list[int], unit: int) -> int:
-    """CPUs left that no further pod of ``unit`` exclusive CPUs can use (see the module doc)."""
-    if unit <= 0:
-        return 0
-    return sum(f % unit for f in free_per_zone)
-
-
-def _unit(pod: PodInfo, scope: str) -> int:
-    if not pod.exclusive_cpus:
-        return 0
-    return sum(pod.exclusive_cpus) if scope == "pod" else min(pod.exclusive_cpus)
-
-
-def _score(free: list[int], unit: int, cpus: int) -> int:
-    if unit <= 0 or cpus <= 0:
-        return 0
-    return 100 * (cpus - min(cpus, stranded(free, unit))) // cpus
-
-
-def _units(name: str, value: object) -> int | None:
-    try:
-        return scheduler_units(name, Quantity.parse(str(value)))
-    except NumaplaneError:
-        return None
 
 
 class NumaNode:
@@ -158,7 +129,7 @@ class NumaNode:
             self.replica = None
             self.snapshot_text = None
             self.mode = "estimate"
-            self.zones = _zones(obj)
+            self.zones = zones_of(obj)
             self._changed()
             return True
         if text == self.snapshot_text and self.replica is not None:
@@ -174,7 +145,7 @@ class NumaNode:
             log.warning("%s: %s; using the zone estimate", self._source, err)
             self.replica = None
             self.mode = "estimate"
-            self.zones = _zones(obj)
+            self.zones = zones_of(obj)
         self._changed()
         return True
 
@@ -251,11 +222,14 @@ class NumaNode:
         pod placed in the first zone with room, as the Topology Manager's lowest-id tie-break);
         in estimate mode the whole filter and score; nothing in mode none."""
         if self.mode == "none":
-            return _PASS
+            return PASS
         cached = self._predictions.get(pod.signature)
         if cached is not None:
             return cached
-        result = self._quick_exact(pod) if self.mode == "exact" else self._estimate(pod)
+        if self.mode == "exact":
+            result = self._quick_exact(pod)
+        else:
+            result = estimate(pod, self.policy, self.scope, self.zones)
         self._predictions[pod.signature] = result
         return result
 
@@ -265,9 +239,9 @@ class NumaNode:
         config = replica.config
         scope = config.topology_manager_scope
         free = self._free_per_zone(replica)
-        unit = _unit(pod, scope)
-        if not unit:
-            return _PASS
+        size = unit(pod, scope)
+        if not size:
+            return PASS
         needs = [sum(pod.exclusive_cpus)] if scope == "pod" else list(pod.exclusive_cpus)
         if (
             config.cpu_manager_policy == "static"
@@ -284,7 +258,7 @@ class NumaNode:
                 if f >= need:
                     after[i] = f - need
                     break
-        return Prediction("", _score(after, unit, len(self._allocatable_cpus)))
+        return Prediction("", score(after, size, len(self._allocatable_cpus)))
 
     def admit(self, pod: PodInfo) -> str:
         """Exact mode: admit ``pod`` on the replica for real; ``""`` when it was admitted (it
@@ -316,30 +290,6 @@ class NumaNode:
             free = self._free = [len(cpus.intersection(z)) for z in self._zone_cpus]
         return free
 
-    def _estimate(self, pod: PodInfo) -> Prediction:
-        if self.policy != SINGLE_NUMA_NODE or not self.zones:
-            return _PASS
-        zones = [dict(z) for z in self.zones]
-        spec = pod.obj.get("spec") or {}
-        if self.scope == "pod":
-            fit = _fit(zones, _requests_of(pod.requests, pod.guaranteed, zones))
-            if fit is None:
-                return Prediction("cannot align pod", 0)
-            _take(zones[fit], _requests_of(pod.requests, pod.guaranteed, zones))
-        else:
-            for c in spec.get("initContainers") or []:
-                if _fit(zones, _container_requests(c, pod.guaranteed, zones)) is None:
-                    return Prediction("cannot align init container", 0)
-            for c in spec.get("containers") or []:
-                need = _container_requests(c, pod.guaranteed, zones)
-                fit = _fit(zones, need)
-                if fit is None:
-                    return Prediction("cannot align container", 0)
-                _take(zones[fit], need)
-        free = [z.get(CPU, 0) // 1000 for z in zones]
-        cpus = sum(z.get(CPU, 0) for z in self.zones) // 1000
-        return Prediction("", _score(free, _unit(pod, self.scope), cpus))
-
     def assume(self, pod: PodInfo) -> bool:
         """Admit ``pod`` on the replica for real, unless ``admit`` already did (it is being bound
         here); whether the replica admitted it (always true in the other modes)."""
@@ -357,58 +307,3 @@ class NumaNode:
             self._on.discard(uid)
             replica.release(uid)
             self._changed()
-
-
-def _zones(obj: dict[str, Any]) -> list[dict[str, int]]:
-    zones: list[dict[str, int]] = []
-    for zone in obj.get("zones") or []:
-        if zone.get("type", "Node") != "Node":
-            continue
-        available: dict[str, int] = {}
-        for res in zone.get("resources") or []:
-            name = str(res.get("name"))
-            value = _units(name, res.get("available", 0))
-            if value is not None:
-                available[name] = value
-        zones.append(available)
-    return zones
-
-
-def _numa_resource(name: str, guaranteed: bool, zones: list[dict[str, int]]) -> bool:
-    if name in (CPU, MEMORY):
-        return guaranteed
-    return name.startswith("hugepages-") or any(name in z for z in zones)
-
-
-def _requests_of(
-    requests: Mapping[str, int], guaranteed: bool, zones: list[dict[str, int]]
-) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for name, amount in requests.items():
-        if amount <= 0 or not _numa_resource(name, guaranteed, zones):
-            continue
-        if name == CPU and amount % 1000:
-            # Fractional cpu stays in the shared pool: not NUMA-bound.
-            continue
-        out[name] = amount
-    return out
-
-
-def _container_requests(
-    container: dict[str, Any], guaranteed: bool, zones: list[dict[str, int]]
-) -> dict[str, int]:
-    raw = (container.get("resources") or {}).get("requests") or {}
-    parsed = {name: _units(name, value) for name, value in raw.items()}
-    return _requests_of({k: v for k, v in parsed.items() if v is not None}, guaranteed, zones)
-
-
-def _fit(zones: list[dict[str, int]], need: Mapping[str, int]) -> int | None:
-    for i, zone in enumerate(zones):
-        if all(zone.get(name, 0) >= amount for name, amount in need.items()):
-            return i
-    return None
-
-
-def _take(zone: dict[str, int], need: Mapping[str, int]) -> None:
-    for name, amount in need.items():
-        zone[name] = zone.get(name, 0) - amount
