@@ -88,6 +88,10 @@ class Cluster:
         items, _ = await self.client.list_all("v1", "pods", self.namespace)
         return items
 
+    async def no_pods(self) -> bool:
+        """Whether the namespace has no pod left."""
+        return not await self.pods()
+
     async def active_pods(self) -> list[Obj]:
         """Pods neither finished nor being deleted."""
         return [
@@ -102,7 +106,18 @@ class Cluster:
         items, _ = await self.client.list_all("v1", "events", self.namespace)
         return items
 
-    async def set_pod_phase(self, pod: Obj, phase: str, exit_code: int = 0) -> Obj:
+    async def wait_event(self, reason: str) -> Obj:
+        """Wait for an event with ``reason`` (the recorder sends events in the background)."""
+
+        async def probe() -> Obj | None:
+            return next((e for e in await self.events() if e.get("reason") == reason), None)
+
+        found: Obj = await self.wait_for(f"a {reason} event", probe)
+        return found
+
+    async def set_pod_phase(
+        self, pod: Obj, phase: str, exit_code: int = 0, *, restarts: int = 0
+    ) -> Obj:
         """Play the kubelet: the pod Running (ready) or finished with ``exit_code``."""
         stamp = now_rfc3339()
         if phase == "Running":
@@ -127,7 +142,7 @@ class Cluster:
                     "image": "busybox",
                     "imageID": "",
                     "ready": ready == "True",
-                    "restartCount": 0,
+                    "restartCount": restarts,
                     "state": state,
                 }
             ],

@@ -1,4 +1,4 @@
-"""One real ``numaplane apiserver`` for the module's integration tests (each test works in a
+"""One real ``numaplane apiserver`` for the package's integration tests (each test works in a
 namespace of its own)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from numaplane.testing.apiserver import running_apiserver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The admin kubeconfig of a server started for the module."""
+    """The admin kubeconfig of a server started for the package."""
     with running_apiserver(tmp_path_factory.mktemp("apiserver") / "data") as server:
         yield server.kubeconfig

@@ -136,3 +136,51 @@ def test_deleting_a_job_lets_its_pods_go(kubeconfig: Path) -> None:
             await c.wait_for("the pods gone", no_pods)
 
     asyncio.run(body())
+
+
+def test_backoff_limit_per_index(kubeconfig: Path) -> None:
+    index_key = "batch.kubernetes.io/job-completion-index"
+    count_key = "batch.kubernetes.io/job-index-failure-count"
+
+    async def body() -> None:
+        async with cluster(kubeconfig) as c, controller_running(kubeconfig):
+            await c.create_job(
+                job_body(
+                    "per-index",
+                    completions=2,
+                    parallelism=2,
+                    completionMode="Indexed",
+                    backoffLimitPerIndex=1,
+                )
+            )
+            pods = await c.wait_for("2 pods", lambda: _count(c, 2))
+            by_index = {p["metadata"]["annotations"][index_key]: p for p in pods}
+            assert {p["metadata"]["annotations"][count_key] for p in pods} == {"0"}
+            await c.set_pod_phase(by_index["1"], "Succeeded")
+            await c.set_pod_phase(by_index["0"], "Failed", exit_code=1)
+
+            async def retry() -> dict[str, Any] | None:
+                for pod in await c.active_pods():
+                    if pod["metadata"]["uid"] != by_index["0"]["metadata"]["uid"]:
+                        return pod
+                return None
+
+            second = await c.wait_for("index 0 retried", retry)
+            assert second["metadata"]["annotations"][index_key] == "0"
+            assert second["metadata"]["annotations"][count_key] == "1"
+            await c.set_pod_phase(second, "Failed", exit_code=1)
+            job = await c.wait_job(
+                "per-index", "Failed", lambda j: condition(j, "Failed") is not None
+            )
+            failed = condition(job, "Failed")
+            assert failed is not None
+            assert (failed["reason"], failed["message"]) == (
+                "FailedIndexes",
+                "Job has failed indexes",
+            )
+            status = job["status"]
+            assert (status["failedIndexes"], status["completedIndexes"]) == ("0", "1")
+            assert (status["failed"], status["succeeded"]) == (2, 1)
+            assert len(await c.pods()) == 3
+
+    asyncio.run(body())

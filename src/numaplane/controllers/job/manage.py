@@ -9,11 +9,22 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from numaplane.controllers.job.indexes import UNKNOWN_INDEX, first_pending_indexes, pod_index
+from numaplane.controllers.job.indexes import (
+    UNKNOWN_INDEX,
+    Intervals,
+    first_pending_indexes,
+    pod_index,
+)
+from numaplane.controllers.job.perindex import (
+    has_backoff_limit_per_index,
+    new_failure_counts,
+    remaining_for_index,
+)
 from numaplane.controllers.job.pods import pod_for_job, remove_finalizer_patch
 from numaplane.controllers.job.podstate import (
     has_tracking_finalizer,
     is_ready,
+    is_terminating,
     meta,
     removal_order_key,
 )
@@ -152,10 +163,14 @@ def _want_active(job: Mapping[str, Any], active: int, succeeded: int) -> int:
 
 
 async def _create_one(
-    rt: JobRuntime, key: str, job: Obj, index: int, failures: list[Exception]
+    rt: JobRuntime, ctx: SyncContext, index: int, failures: list[Exception]
 ) -> bool:
     # One CreatePodsWithGenerateName with its events; False when the pod was not created.
-    body = pod_for_job(job, index)
+    job, key = ctx.job, ctx.key
+    counts = None
+    if index != UNKNOWN_INDEX and has_backoff_limit_per_index(job):
+        counts = new_failure_counts(job, ctx.delayed.get(index))
+    body = pod_for_job(job, index, failure_counts=counts)
     namespace = meta(job).get("namespace")
     try:
         created = await rt.client.create("v1", "pods", body, namespace)
@@ -173,10 +188,11 @@ async def _create_one(
 
 
 async def _create_pods(
-    rt: JobRuntime, key: str, job: Obj, count: int, indexes: list[int]
+    rt: JobRuntime, ctx: SyncContext, count: int, indexes: list[int]
 ) -> tuple[int, Exception | None]:
     """``count`` pods in slow-start batches (1, 2, 4, ...): after a batch with a failure the
     rest is not tried (expectations lowered for them); ``(created, first error)``."""
+    key = ctx.key
     rt.expectations.expect_creations(key, count)
     failures: list[Exception] = []
     created = 0
@@ -185,7 +201,7 @@ async def _create_pods(
     while remaining > 0:
         errors_before = len(failures)
         chosen = [indexes.pop(0) if indexes else UNKNOWN_INDEX for _ in range(batch)]
-        results = await asyncio.gather(*(_create_one(rt, key, job, ix, failures) for ix in chosen))
+        results = await asyncio.gather(*(_create_one(rt, ctx, ix, failures) for ix in chosen))
         created += sum(1 for ok in results if ok)
         remaining -= batch
         if len(failures) > errors_before and remaining > 0:
@@ -221,9 +237,10 @@ async def manage_job(rt: JobRuntime, ctx: SyncContext) -> tuple[int, Exception |
     diff = want - terminating - active
     if diff <= 0:
         return active, None
+    per_index = has_backoff_limit_per_index(job)
     record = ctx.new_backoff
     wait = 0.0
-    if record is not None:
+    if record is not None and not per_index:
         wait = rt.backoff.remaining(
             record.failures_after_last_success, record.last_failure_time, rt.clock()
         )
@@ -236,12 +253,45 @@ async def manage_job(rt: JobRuntime, ctx: SyncContext) -> tuple[int, Exception |
     if is_indexed(job):
         indexes = first_pending_indexes(
             (pod_index(p) for p in ctx.active_pods),
-            ctx.succeeded_indexes,
+            _not_pending(ctx),
             diff,
             completions_of(job) or 0,
         )
+        if per_index:
+            indexes, wait = _ready_indexes(rt, ctx, indexes)
+            if wait > 0:
+                rt.enqueue_after(key, max(wait, rt.sync_batch_period))
+                return 0, None
         diff = len(indexes)
         if diff == 0:
             return active, None
-    created, err = await _create_pods(rt, key, job, diff, indexes)
+    created, err = await _create_pods(rt, ctx, diff, indexes)
     return active + created, err
+
+
+def _not_pending(ctx: SyncContext) -> Intervals:
+    # firstPendingIndexes' taken indexes beside the active ones: succeeded, failed for good,
+    # and those whose pod is still terminating when only failed pods are replaced.
+    taken = ctx.succeeded_indexes
+    if only_replace_failed(ctx.job):
+        taken = taken.with_indexes(pod_index(p) for p in ctx.pods if is_terminating(p))
+    if ctx.failed_indexes is not None:
+        taken = taken.with_indexes(ctx.failed_indexes.indexes())
+    return taken
+
+
+def _ready_indexes(rt: JobRuntime, ctx: SyncContext, indexes: list[int]) -> tuple[list[int], float]:
+    # getPodCreationInfoForIndependentIndexes: the indexes whose own backoff is over, else the
+    # shortest wait among them.
+    now = rt.clock()
+    ready: list[int] = []
+    waits: list[float] = []
+    for ix in indexes:
+        left = remaining_for_index(rt.backoff, now, ctx.delayed.get(ix))
+        if left <= 0:
+            ready.append(ix)
+        else:
+            waits.append(left)
+    if ready:
+        return ready, 0.0
+    return [], min(waits, default=0.0)

@@ -23,6 +23,8 @@ COMPLETION_INDEX_ENV: Final = "JOB_COMPLETION_INDEX"
 #: ``names.MaxGeneratedNameLength``: 63 less the 5 random characters the server appends.
 MAX_GENERATED_NAME_LENGTH: Final = 58
 INDEX_FIELD_PATH: Final = f"metadata.labels['{COMPLETION_INDEX_ANNOTATION}']"
+FAILURE_COUNT_ANNOTATION: Final = "batch.kubernetes.io/job-index-failure-count"
+IGNORED_FAILURE_COUNT_ANNOTATION: Final = "batch.kubernetes.io/job-index-ignored-failure-count"
 
 
 def controller_reference(job: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,9 +62,15 @@ def _add_index_env(container: dict[str, Any]) -> None:
     )
 
 
-def pod_for_job(job: Mapping[str, Any], index: int = UNKNOWN_INDEX) -> dict[str, Any]:
+def pod_for_job(
+    job: Mapping[str, Any],
+    index: int = UNKNOWN_INDEX,
+    *,
+    failure_counts: tuple[int, int] | None = None,
+) -> dict[str, Any]:
     """The Pod the controller creates for ``job`` (``index``: the completion index of an Indexed
-    Job's pod)."""
+    Job's pod; ``failure_counts``: with ``backoffLimitPerIndex``, the counted and ignored
+    failures of the index so far)."""
     spec = job.get("spec") or {}
     template = spec.get("template") or {}
     template_meta = template.get("metadata") or {}
@@ -77,6 +85,10 @@ def pod_for_job(job: Mapping[str, Any], index: int = UNKNOWN_INDEX) -> dict[str,
         annotations[COMPLETION_INDEX_ANNOTATION] = str(index)
         labels[COMPLETION_INDEX_ANNOTATION] = str(index)
         pod_spec["hostname"] = f"{name}-{index}"
+        if failure_counts is not None:
+            annotations[FAILURE_COUNT_ANNOTATION] = str(failure_counts[0])
+            if failure_counts[1] > 0:
+                annotations[IGNORED_FAILURE_COUNT_ANNOTATION] = str(failure_counts[1])
         for key in ("initContainers", "containers"):
             for container in pod_spec.get(key) or []:
                 if isinstance(container, dict):

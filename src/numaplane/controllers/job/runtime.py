@@ -76,6 +76,10 @@ class SyncContext:
     prev_succeeded_indexes: Intervals = field(default_factory=Intervals)
     succeeded_indexes: Intervals = field(default_factory=Intervals)
     new_backoff: BackoffRecord | None = None
+    #: ``backoffLimitPerIndex`` only: the failed indexes, and per index still to run the
+    #: failed pod kept until its replacement exists.
+    failed_indexes: Intervals | None = None
+    delayed: dict[int, Obj] = field(default_factory=dict)
     #: Whether no creation or deletion was pending when the sync began.
     satisfied: bool = True
 

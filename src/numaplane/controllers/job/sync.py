@@ -8,6 +8,11 @@ import copy
 
 from numaplane.controllers.job import status as conditions
 from numaplane.controllers.job.manage import delete_active_pods, manage_job
+from numaplane.controllers.job.perindex import (
+    delayed_deletions,
+    failed_indexes,
+    has_backoff_limit_per_index,
+)
 from numaplane.controllers.job.podstate import (
     deleting,
     format_time,
@@ -137,6 +142,8 @@ def _terminal_condition(rt: JobRuntime, ctx: SyncContext) -> None:
     if is_indexed(job):
         ctx.prev_succeeded_indexes, ctx.succeeded_indexes = succeeded_indexes(job, ctx.pods)
         ctx.succeeded = ctx.succeeded_indexes.total()
+        if has_backoff_limit_per_index(job):
+            _per_index(rt, ctx)
         if ctx.finished is None:
             message = match_success_policy(
                 ctx.spec.get("successPolicy"), completions_of(job) or 0, ctx.succeeded_indexes
@@ -149,6 +156,28 @@ def _terminal_condition(rt: JobRuntime, ctx: SyncContext) -> None:
                     message,
                     now,
                 )
+
+
+def _per_index(rt: JobRuntime, ctx: SyncContext) -> None:
+    # The failed indexes, the conditions they lead to, the failed pods kept for their counts.
+    job, now = ctx.job, rt.clock()
+    failed = failed_indexes(job, ctx.pods)
+    ctx.failed_indexes = failed
+    if ctx.finished is None:
+        most = ctx.spec.get("maxFailedIndexes")
+        if most is not None and failed.total() > int(most):
+            ctx.finished = conditions.failure_target(
+                conditions.REASON_MAX_FAILED_INDEXES, conditions.MESSAGE_MAX_FAILED_INDEXES, now
+            )
+        elif failed.total() > 0 and failed.total() + ctx.succeeded_indexes.total() >= (
+            completions_of(job) or 0
+        ):
+            ctx.finished = conditions.failure_target(
+                conditions.REASON_FAILED_INDEXES, conditions.MESSAGE_FAILED_INDEXES, now
+            )
+    ctx.delayed = delayed_deletions(
+        job, ctx.pods, ctx.active_pods, ctx.succeeded_indexes, failed, ctx.expected_rm_finalizers
+    )
 
 
 def _suspension(rt: JobRuntime, ctx: SyncContext) -> bool:

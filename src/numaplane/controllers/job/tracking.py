@@ -122,7 +122,11 @@ async def remove_finalizers(
 def _can_remove_finalizer(ctx: SyncContext, pod: Obj, failed: bool) -> bool:
     if deleting(ctx.job) or ctx.finished is not None or phase(pod) == SUCCEEDED:
         return True
-    return failed
+    if not failed:
+        return False
+    # With backoffLimitPerIndex the last failed pod of an index waits for its replacement.
+    kept = ctx.delayed.get(pod_index(pod))
+    return kept is None or uid(kept) != uid(pod)
 
 
 def _collect(ctx: SyncContext, rt: JobRuntime) -> tuple[list[Obj], list[int], bool, bool]:
@@ -244,6 +248,11 @@ async def track_status(rt: JobRuntime, ctx: SyncContext, needs_flush: bool) -> N
             needs_flush = True
         job_status["succeeded"] = ctx.succeeded_indexes.total()
         job_status["completedIndexes"] = text
+        if ctx.failed_indexes is not None:
+            failed_text = str(ctx.failed_indexes)
+            if job_status.get("failedIndexes") != failed_text:
+                job_status["failedIndexes"] = failed_text
+                needs_flush = True
     finished = ctx.finished
     if finished is not None and finished.get("type") == conditions.FAILURE_TARGET:
         # The reason is recorded before any finalizer goes, so a crash cannot lose it.
