@@ -31,7 +31,8 @@ from numaplane.agent.crash import CRASH_AT_ENV, install_crash_point
 from numaplane.agent.http import DEFAULT_LISTEN, AgentHTTPServer, parse_listen
 from numaplane.agent.images import ImageTable, load_image_table
 from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_config
-from numaplane.cli.options import machine_option
+from numaplane.cli.agent_simulate import run_simulate
+from numaplane.cli.options import MACHINE, MACHINE_HELP
 from numaplane.errors import InputError
 from numaplane.kube.client import KubeClient
 from numaplane.kube.config import KubeConfig, load_kubeconfig
@@ -103,10 +104,31 @@ waiting with reason ErrImagePull.
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="Checkpoints, pod and process records, logs and the device-plugin sockets.",
+    help="Checkpoints, pod and process records, logs and the device-plugin sockets "
+    "(required unless --simulate).",
 )
-@machine_option(default="/")
+@click.option(
+    "--machine",
+    "-m",
+    "machines",
+    type=MACHINE,
+    multiple=True,
+    envvar="NUMAPLANE_MACHINE",
+    help=MACHINE_HELP + " Default: /. Repeated with --simulate: the machines cycle over the nodes.",
+)
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Simulated nodes NODE_NAME-0 ... (with --kubeconfig): pods are admitted by the node "
+    "engine, run nothing, last their numaplane.io/simulated-duration annotation, then succeed.",
+)
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1, max=10_000),
+    default=1,
+    show_default=True,
+    help="How many simulated nodes (with --simulate).",
+)
 @click.option(
     "--cgroup-root",
     type=click.Path(path_type=Path, file_okay=False),
@@ -145,8 +167,10 @@ def agent(
     node_name: str,
     node_ip: str,
     image_table: Path | None,
-    state_dir: Path,
-    machine: Machine,
+    state_dir: Path | None,
+    machines: tuple[Machine, ...],
+    simulate: bool,
+    nodes: int,
     cgroup_root: Path,
     cgroup_parent: str,
     listen: str,
@@ -178,6 +202,14 @@ def agent(
         if config_path is not None
         else KubeletConfiguration.default()
     )
+    if simulate:
+        run_simulate(kubeconfig, node_name, nodes, machines, config, state_dir, node_ip)
+        return
+    if len(machines) > 1:
+        raise InputError("--machine", "one machine (several only with --simulate)")
+    machine = machines[0] if machines else MACHINE.convert("/", None, None)
+    if state_dir is None:
+        raise InputError("numaplane agent", "--state-dir is required (unless --simulate)")
     address = parse_listen(listen)
     if manifest_dir is None and kubeconfig is None:
         raise InputError(
