@@ -14,10 +14,6 @@ from tests.apiserver.e2e.conftest import Kubectl
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
-# The simulated agent (``numaplane agent --simulate``) comes from its own branch of issue 14;
-# until it is merged, this module has nothing to run against.
-pytest.importorskip("numaplane.agent.simulated", reason="the simulated agent is not merged yet")
-
 KUBELET = """\
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
