@@ -53,6 +53,7 @@ from numaplane.apiserver.http_resource import (
     handle_watch,
 )
 from numaplane.apiserver.http_routes import serve_discovery
+from numaplane.apiserver.podlog import serve_pod_log
 from numaplane.apiserver.requestinfo import (
     RequestInfo,
     RequestInfoError,
@@ -368,6 +369,13 @@ class ApiServer:
         )
         if verb == "watch":
             return await handle_watch(call)
+        if info.group_resource == "pods" and ri.subresource == "log":
+            # Streamed from the node (not shielded: a client that leaves ends the copy).
+            if verb != "get":
+                raise method_not_allowed()
+            return await serve_pod_log(
+                request, cluster.store, call.namespace, ri.name, query, self.shutting_down
+            )
         handler = _VERB_HANDLERS.get(verb)
         if handler is None:
             raise method_not_allowed()

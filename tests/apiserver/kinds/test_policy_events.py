@@ -455,7 +455,7 @@ def test_builtin_resources_shape() -> None:
     assert len(by_name) == len(BUILTIN_RESOURCES) == 19
     assert by_name["pods"].short_names == ("po",)
     assert by_name["pods"].categories == ("all",)
-    assert by_name["pods"].subresources == ("status", "binding")
+    assert by_name["pods"].subresources == ("status", "binding", "log")
     assert by_name["jobs.batch"].categories == ("all",)
     assert "deletecollection" not in by_name["namespaces"].verbs
     assert by_name["selfsubjectaccessreviews.authorization.k8s.io"].verbs == ("create",)

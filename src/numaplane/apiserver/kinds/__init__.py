@@ -105,7 +105,7 @@ _FIXED: Final[tuple[ResourceInfo, ...]] = (
         pod_fields,
         short_names=("po",),
         categories=("all",),
-        subresources=("status", "binding"),
+        subresources=("status", "binding", "log"),
         status_strategy=POD_STATUS_STRATEGY,
         storage_version="v1",
     ),

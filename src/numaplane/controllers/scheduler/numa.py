@@ -1,0 +1,309 @@
+"""The NUMA filter and score, from the node's NodeResourceTopology (NRT).
+
+Three modes, per node:
+
+- **exact** — the NRT carries the ``numaplane.io/node-snapshot`` annotation (a
+  ``NodeSnapshot``). The scheduler keeps a *replica*: ``restore_node(snapshot, pods)``, minus
+  the pods that have ended, plus the pods assigned to the node that the snapshot does not hold
+  yet (assumed), admitted on the replica in assignment (= bind) order. ``replica.admit(pod)``
+  is then the node's own Topology Manager answer: the filter rejects wherever it would not
+  admit. A newer snapshot replaces the replica only when it disagrees with it (a pod order or
+  the CPU manager's free CPUs differ): restoring costs milliseconds, and a snapshot that only
+  confirms the admissions the replica already made changes nothing.
+- **estimate** — an NRT without the annotation (a real kubelet with NFD): scheduler-plugins'
+  NodeResourceTopologyMatch ``single-numa-node`` fit. Under that policy only: with scope
+  ``container`` every init container, then every app container (each taking its requests out
+  of the zone it fits first), must fit in one zone's ``available``; with scope ``pod`` the
+  pod's total requests must. cpu and memory count only for Guaranteed pods (integral cpu for
+  cpu); hugepages and devices always. Pods assigned since the NRT was published are not
+  subtracted (as the plugin without its reserve cache).
+- **none** — no NRT: no NUMA filter, NUMA score 0.
+
+Reasons: exact mode ``cannot align <scope>: <kubelet reason>`` (``container`` or ``pod``, e.g.
+``cannot align container: TopologyAffinityError``); estimate mode the plugin's own ``cannot
+align init container`` / ``cannot align container`` / ``cannot align pod``.
+
+**NUMA score** (``stranded``): the unit ``u`` is the pod's exclusive-CPU size — its smallest
+exclusive container under scope ``container``, the sum of its exclusive containers under scope
+``pod``. After placing the pod, each zone's free exclusive CPUs ``f`` strand ``f mod u`` (CPUs
+no further pod like this one can use there). ``score = 100 * (cpus - stranded) // cpus`` over
+the node's CPUs; 0 for a pod without exclusive CPUs or a node in mode none. It is added to the
+resource score with weight ``NUMA_SCORE_WEIGHT`` (1, the weight of an upstream score plugin).
+
+Cost: ``quick`` (the necessary condition and the score, from the replica's free CPUs per zone)
+is cached per node by the pod's resource signature and dropped whenever the node changes, so a
+decision re-evaluates only the nodes that changed since the last one; the exact ``admit`` on a
+replica runs only on the best-scored candidates, in order, and the first that admits keeps the
+pod (``framework``). The zone-level code (estimate, stranded score) is in ``numa_zones``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import orjson
+
+from numaplane.controllers.scheduler.numa_zones import (
+    PASS,
+    SINGLE_NUMA_NODE,
+    Prediction,
+    estimate,
+    score,
+    stranded,
+    unit,
+    zones_of,
+)
+from numaplane.controllers.scheduler.podinfo import PodInfo
+from numaplane.errors import NumaplaneError
+from numaplane.node.admission import Node
+from numaplane.node.snapshot import NodeSnapshot, restore_node
+from numaplane.node.statedir import CPU_FILE
+from numaplane.topology.cpuset import CPUSet
+
+__all__ = [
+    "NRT_API_VERSION",
+    "NRT_RESOURCE",
+    "NUMA_SCORE_WEIGHT",
+    "SNAPSHOT_ANNOTATION",
+    "NumaNode",
+    "Prediction",
+    "stranded",
+]
+
+log = logging.getLogger(__name__)
+
+NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
+NRT_RESOURCE: Final = "noderesourcetopologies"
+SNAPSHOT_ANNOTATION: Final = "numaplane.io/node-snapshot"
+NUMA_SCORE_WEIGHT: Final = 1
+
+
+class NumaNode:
+    """One node's NUMA view (see the module doc): the NRT, and in exact mode the replica."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.policy = ""
+        self.scope = "container"
+        self.mode = "none"
+        self.zones: list[dict[str, int]] = []
+        self.replica: Node | None = None
+        self.snapshot_text: str | None = None
+        #: Bumped on every change of what the filter answers (the prediction cache's key).
+        self.version = 0
+        #: How many times the replica was restored from a snapshot.
+        self.rebuilds = 0
+        self._predictions: dict[bytes, Prediction] = {}
+        self._zone_cpus: list[CPUSet] = []
+        self._allocatable_cpus: CPUSet = CPUSet()
+        self._free: list[int] | None = None
+        #: The pods on the replica (its admitted pods), by uid.
+        self._on: set[str] = set()
+
+    # -- the NRT ------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """The NRT is gone: no NUMA filter for this node."""
+        self.mode = "none"
+        self.replica = None
+        self.snapshot_text = None
+        self.zones = []
+        self._changed()
+
+    def set_nrt(
+        self,
+        obj: dict[str, Any],
+        assigned: Mapping[str, PodInfo],
+        ended: Callable[[str], bool],
+    ) -> bool:
+        """Take a new version of the node's NRT; whether the filter's answers may change.
+        ``assigned`` are the pods assigned to the node in bind order, ``ended`` tells a pod that
+        has ended (terminal or deleted)."""
+        attributes = {str(a.get("name")): str(a.get("value")) for a in obj.get("attributes") or []}
+        self.policy = attributes.get("topologyManagerPolicy", "")
+        self.scope = attributes.get("topologyManagerScope", "container")
+        text = ((obj.get("metadata") or {}).get("annotations") or {}).get(SNAPSHOT_ANNOTATION)
+        if text is None:
+            self.replica = None
+            self.snapshot_text = None
+            self.mode = "estimate"
+            self.zones = zones_of(obj)
+            self._changed()
+            return True
+        if text == self.snapshot_text and self.replica is not None:
+            return False
+        self.snapshot_text = text
+        try:
+            doc = orjson.loads(text)
+            if self.replica is not None and self._agrees(doc, ended):
+                return False
+            self._rebuild(NodeSnapshot.from_dict(doc, source=self._source), assigned, ended)
+        except (NumaplaneError, ValueError, TypeError, KeyError) as err:
+            # A snapshot this scheduler cannot read: the zone estimate still guards the node.
+            log.warning("%s: %s; using the zone estimate", self._source, err)
+            self.replica = None
+            self.mode = "estimate"
+            self.zones = zones_of(obj)
+        self._changed()
+        return True
+
+    @property
+    def _source(self) -> str:
+        return f"NodeResourceTopology {self.name} annotation {SNAPSHOT_ANNOTATION}"
+
+    def _agrees(self, doc: dict[str, Any], ended: Callable[[str], bool]) -> bool:
+        # The replica already is this snapshot plus the assumed pods when the snapshot's live
+        # pods are the replica's pods in the same order, and the free CPUs agree once the
+        # assumed pods' CPUs (on the replica only) and the ended pods' (in the snapshot only)
+        # are set aside.
+        replica = self.replica
+        assert replica is not None
+        snap_uids = [str(p["uid"]) for p in doc["pods"]]
+        in_snap = set(snap_uids)
+        live = [u for u in snap_uids if not ended(u)]
+        on_replica = [p.uid for p in replica.pods]
+        if [u for u in on_replica if u in in_snap] != live:
+            return False
+        cpu_doc = doc["states"][CPU_FILE]
+        snap_free = CPUSet.parse(str(cpu_doc.get("defaultCpuSet", "")))
+        entries = cpu_doc.get("entries") or {}
+        for uid in snap_uids:
+            if ended(uid):
+                for cpus in (entries.get(uid) or {}).values():
+                    snap_free = snap_free.union(CPUSet.parse(str(cpus)))
+        state = replica.cpu_manager.state
+        mine = state.get_default_cpu_set()
+        for uid in on_replica:
+            if uid not in in_snap:
+                for cpus in state.get_pod_cpu_sets(uid).values():
+                    mine = mine.union(cpus)
+        return bool(mine == snap_free)
+
+    def _rebuild(
+        self,
+        snapshot: NodeSnapshot,
+        assigned: Mapping[str, PodInfo],
+        ended: Callable[[str], bool],
+    ) -> None:
+        known = {uid: assigned[uid].pod for uid in snapshot.pod_uids if uid in assigned}
+        replica = restore_node(snapshot, known, source=self._source)
+        for uid in snapshot.pod_uids:
+            if ended(uid):
+                replica.release(uid)
+        in_snap = set(snapshot.pod_uids)
+        for uid, pod in assigned.items():
+            if uid in in_snap:
+                continue
+            admission = replica.admit(pod.pod)
+            if not admission.admitted:
+                # The node's agent will reject it too (it admits in the same order).
+                log.info("%s: assumed %s not admitted: %s", self.name, pod.key, admission.reason)
+        self.replica = replica
+        self._on = {p.uid for p in replica.pods}
+        self.mode = "exact"
+        self.rebuilds += 1
+        machine = replica.machine
+        reserved = replica.cpu_manager.reserved_cpus()
+        self._allocatable_cpus = machine.all_cpu_ids.difference(reserved)
+        self._zone_cpus = [machine.cpus_in_numa_nodes(z) for z in machine.numa_ids]
+
+    def _changed(self) -> None:
+        self.version += 1
+        self._predictions.clear()
+        self._free = None
+
+    # -- filter, score, assume ---------------------------------------------------------------
+
+    def quick(self, pod: PodInfo) -> Prediction:
+        """The cheap answer for ``pod`` here (cached until the node changes): in exact mode a
+        known rejection, the zone-level necessary condition, and the estimated NUMA score (the
+        pod placed in the first zone with room, as the Topology Manager's lowest-id tie-break);
+        in estimate mode the whole filter and score; nothing in mode none."""
+        if self.mode == "none":
+            return PASS
+        cached = self._predictions.get(pod.signature)
+        if cached is not None:
+            return cached
+        if self.mode == "exact":
+            result = self._quick_exact(pod)
+        else:
+            result = estimate(pod, self.policy, self.scope, self.zones)
+        self._predictions[pod.signature] = result
+        return result
+
+    def _quick_exact(self, pod: PodInfo) -> Prediction:
+        replica = self.replica
+        assert replica is not None
+        config = replica.config
+        scope = config.topology_manager_scope
+        free = self._free_per_zone(replica)
+        size = unit(pod, scope)
+        if not size:
+            return PASS
+        needs = [sum(pod.exclusive_cpus)] if scope == "pod" else list(pod.exclusive_cpus)
+        if (
+            config.cpu_manager_policy == "static"
+            and config.topology_manager_policy == SINGLE_NUMA_NODE
+            and max(free, default=0) < max(needs)
+        ):
+            # Necessary for single-numa-node: a container's exclusive CPUs come from one zone
+            # (CPUs an init container frees for reuse came out of the same zone's free ones),
+            # so without a zone that has them the merged hint cannot be preferred.
+            return Prediction(f"cannot align {scope}: TopologyAffinityError", 0)
+        after = list(free)
+        for need in needs:
+            for i, f in enumerate(after):
+                if f >= need:
+                    after[i] = f - need
+                    break
+        return Prediction("", score(after, size, len(self._allocatable_cpus)))
+
+    def admit(self, pod: PodInfo) -> str:
+        """Exact mode: admit ``pod`` on the replica for real; ``""`` when it was admitted (it
+        now holds its resources there: assume or ``forget`` it), else the rejection reason (which
+        ``quick`` answers from then on, until the node changes)."""
+        replica = self.replica
+        assert replica is not None
+        if pod.uid in self._on:
+            return ""
+        scope = replica.config.topology_manager_scope
+        try:
+            admission = replica.admit(pod.pod)
+        except NumaplaneError as err:
+            reason = f"cannot align {scope}: {err}"
+        else:
+            if admission.admitted:
+                self._on.add(pod.uid)
+                self._changed()
+                return ""
+            reason = f"cannot align {scope}: {admission.reason}"
+        self._predictions[pod.signature] = Prediction(reason, 0)
+        return reason
+
+    def _free_per_zone(self, replica: Node) -> list[int]:
+        free = self._free
+        if free is None:
+            cpus = replica.cpu_manager.state.get_default_cpu_set()
+            cpus = cpus.intersection(self._allocatable_cpus)
+            free = self._free = [len(cpus.intersection(z)) for z in self._zone_cpus]
+        return free
+
+    def assume(self, pod: PodInfo) -> bool:
+        """Admit ``pod`` on the replica for real, unless ``admit`` already did (it is being bound
+        here); whether the replica admitted it (always true in the other modes)."""
+        if self.mode != "exact":
+            self._changed()
+            return True
+        replica = self.replica
+        assert replica is not None
+        return self.admit(pod) == ""
+
+    def forget(self, uid: str) -> None:
+        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica."""
+        replica = self.replica
+        if replica is not None and uid in self._on:
+            self._on.discard(uid)
+            replica.release(uid)
+            self._changed()
