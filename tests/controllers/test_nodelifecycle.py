@@ -27,6 +27,7 @@ from numaplane.kube.events import EventRecorder, rfc3339
 from numaplane.kube.informer import Informer
 from numaplane.kube.leaderelection import micro_time
 from numaplane.testing.apiserver import running_apiserver
+from tests.kube.client_support import kube_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -106,7 +107,9 @@ class Cluster:
             "renewTime": micro_time(self.now[0]),
         }
         try:
-            lease = await self.client.get("coordination.k8s.io/v1", "leases", name, "kube-node-lease")
+            lease = await self.client.get(
+                "coordination.k8s.io/v1", "leases", name, "kube-node-lease"
+            )
         except Exception:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
@@ -147,7 +150,7 @@ def test_silent_node_goes_unknown_tainted_and_comes_back(tmp_path: Path) -> None
         config = load_kubeconfig(server.kubeconfig)
 
         async def body() -> None:
-            async with KubeClient(config) as client:
+            async with kube_client(config) as client:
                 cluster = Cluster(client)
                 await cluster.node("n1")
                 await cluster.node("n2")
@@ -239,7 +242,7 @@ def test_a_node_that_never_posted_status_gets_never_updated(tmp_path: Path) -> N
         config = load_kubeconfig(server.kubeconfig)
 
         async def body() -> None:
-            async with KubeClient(config) as client:
+            async with kube_client(config) as client:
                 made = await client.create(
                     "v1", "nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "x"}}
                 )
@@ -253,8 +256,8 @@ def test_a_node_that_never_posted_status_gets_never_updated(tmp_path: Path) -> N
                 task = asyncio.ensure_future(controller.nodes.run())
                 await controller.nodes.wait_synced()
                 await controller.monitor_once()  # within the 60 s startup grace period
-                assert not (await client.get("v1", "nodes", "x")).get("status", {}).get(
-                    "conditions"
+                assert (
+                    not (await client.get("v1", "nodes", "x")).get("status", {}).get("conditions")
                 )
                 now[0] = start + 61
                 await controller.monitor_once()
@@ -295,9 +298,7 @@ TAINT_CASES = [
         {"node.kubernetes.io/memory-pressure", "node.kubernetes.io/disk-pressure"},
         set(),
     ),
-    TaintCase(
-        "cordoned", {"Ready": "True"}, True, {"node.kubernetes.io/unschedulable"}, set()
-    ),
+    TaintCase("cordoned", {"Ready": "True"}, True, {"node.kubernetes.io/unschedulable"}, set()),
 ]
 
 

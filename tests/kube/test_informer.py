@@ -14,9 +14,10 @@ import pytest
 from numaplane.apiserver.rest import store_path
 from numaplane.apiserver.storage import ClusterStore
 from numaplane.apiserver.watchcache import ObjectKey
-from numaplane.kube import KubeClient, load_kubeconfig
+from numaplane.kube import load_kubeconfig
 from numaplane.kube.informer import EventHandler, Informer, object_key, split_key
 from numaplane.testing.apiserver import running_apiserver, start_apiserver
+from tests.kube.client_support import kube_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -71,7 +72,7 @@ def test_informer_lists_watches_and_survives_restart_and_compaction(tmp_path: Pa
         port = server.port
 
         async def phase_one() -> str:
-            async with KubeClient(config) as client:
+            async with kube_client(config) as client:
                 await client.create("v1", "configmaps", configmap("a", v="1"), "default")
                 informer = Informer(
                     client,
@@ -112,7 +113,7 @@ def test_informer_lists_watches_and_survives_restart_and_compaction(tmp_path: Pa
                 restarted = start_apiserver(data, port=port)
                 try:
                     # A fresh client: the informer's pooled connections died with the server.
-                    async with KubeClient(config) as writer:
+                    async with kube_client(config) as writer:
                         await writer.create("v1", "configmaps", configmap("c", v="1"), "default")
                     await seen.until(lambda: len(seen.events) == 5)
                     assert seen.events[4] == ("add", "c", "1")

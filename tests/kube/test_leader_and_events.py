@@ -15,6 +15,7 @@ from numaplane.kube import KubeClient, KubeConfig, load_kubeconfig
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.leaderelection import LeaderElector
 from numaplane.testing.apiserver import running_apiserver
+from tests.kube.client_support import kube_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -27,14 +28,15 @@ def elector(
     release_on_cancel: bool = False,
     on_new_leader: Callable[[str], None] | None = None,
 ) -> LeaderElector:
-    """A candidate with short durations (1.5 s lease, 1 s renew deadline, 0.2 s retries)."""
+    """A candidate with short durations (3 s lease, 2 s renew deadline, 0.2 s retries): short
+    for the test, long enough that a loaded machine does not miss renewals."""
     return LeaderElector(
         client,
         "kube-system",
         name,
         identity,
-        lease_duration=1.5,
-        renew_deadline=1.0,
+        lease_duration=3.0,
+        renew_deadline=2.0,
         retry_period=0.2,
         release_on_cancel=release_on_cancel,
         on_new_leader=on_new_leader,
@@ -56,7 +58,7 @@ def test_bad_durations_are_refused() -> None:
 
 def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             leading: list[str] = []
             stop_a = asyncio.Event()
             seen_by_b: list[str] = []
@@ -84,7 +86,7 @@ def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
             lease = await client.get("coordination.k8s.io/v1", "leases", "le-test", "kube-system")
             assert lease["spec"]["holderIdentity"] == "a"
             assert lease["spec"]["leaseTransitions"] == 0
-            assert lease["spec"]["leaseDurationSeconds"] == 1  # whole seconds, as client-go
+            assert lease["spec"]["leaseDurationSeconds"] == 3
 
             # a stops renewing (its process dies: cancel without release): b takes over.
             run_a.cancel()
@@ -106,7 +108,7 @@ def test_only_one_leads_and_the_other_takes_over(config: KubeConfig) -> None:
 
 def test_leadership_lost_cancels_the_work_and_release_hands_over(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             started = asyncio.Event()
             cancelled = asyncio.Event()
 
@@ -155,7 +157,7 @@ def test_leadership_lost_cancels_the_work_and_release_hands_over(config: KubeCon
 
 def test_identical_events_aggregate(config: KubeConfig) -> None:
     async def body() -> None:
-        async with KubeClient(config) as client:
+        async with kube_client(config) as client:
             pod = {
                 "apiVersion": "v1",
                 "kind": "Pod",

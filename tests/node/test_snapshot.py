@@ -353,3 +353,27 @@ def test_documents_of_another_policy_are_refused() -> None:
     static = _config(machine)
     with pytest.raises(SnapshotError, match=r"policy 'none'.*'static'"):
         states_from_documents(docs, static, source="n1")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_trial_admission_released_leaves_the_same_snapshot(case: Case) -> None:
+    # What a scheduler predicting on a restored node relies on to reuse it for the next pod.
+    machine = MACHINES[case.machine]()
+    node = Node(
+        machine,
+        _config(machine, **case.config),
+        device_sources=_devices(machine) if case.devices else [],
+    )
+    steps = _stream(machine, 21, 40, case.devices)
+    for step in steps[:20]:
+        _apply(node, step)
+    trials = 0
+    for action, pod in steps[20:]:
+        if action != "admit":
+            continue
+        before = snapshot_of(node).to_dict()
+        if node.admit(pod).admitted:
+            trials += 1
+            node.release(pod.uid)
+        assert snapshot_of(node).to_dict() == before
+    assert trials > 0

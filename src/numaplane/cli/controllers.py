@@ -20,7 +20,6 @@ from numaplane.controllers.manager import (
     run_controller_manager,
     selected,
 )
-from numaplane.errors import NumaplaneError
 from numaplane.kube import KubeClient, load_kubeconfig
 
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated")
@@ -43,7 +42,7 @@ def parse_period(flag: str, text: str) -> float:
     """A positive Go duration in seconds."""
     try:
         seconds = parse_go_duration(text).total_seconds()
-    except NumaplaneError as err:
+    except ValueError as err:
         raise ControllerManagerError(f"{flag} {text}: {err}") from None
     if seconds <= 0:
         raise ControllerManagerError(f"{flag} {text}: must be positive")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
 
 
 class ShutDown(Exception):  # noqa: N818 - named as client-go's "shutdown" answer of Get
@@ -53,18 +52,12 @@ class WorkQueue:
     """asyncio work queue of keys: deduplicated, one worker per key at a time, delayed and
     rate-limited adds."""
 
-    def __init__(
-        self,
-        *,
-        rate_limiter: ExponentialRateLimiter | None = None,
-        call_later: Callable[[float, Callable[[], None]], asyncio.TimerHandle] | None = None,
-    ) -> None:
+    def __init__(self, *, rate_limiter: ExponentialRateLimiter | None = None) -> None:
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()
         self._processing: set[str] = set()
         self._waiting: dict[str, tuple[float, asyncio.TimerHandle]] = {}
         self._limiter = rate_limiter or ExponentialRateLimiter()
-        self._call_later = call_later
         self._shutting_down = False
         self._getters: deque[asyncio.Future[None]] = deque()
 
@@ -103,8 +96,7 @@ class WorkQueue:
             if waiting[0] <= ready_at:
                 return
             waiting[1].cancel()
-        later = self._call_later or loop.call_later
-        handle = later(delay, lambda: self._ready(key))
+        handle = loop.call_later(delay, self._ready, key)
         self._waiting[key] = (ready_at, handle)
 
     def _ready(self, key: str) -> None:

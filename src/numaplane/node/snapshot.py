@@ -1,5 +1,7 @@
 """A node's allocations as one value: ``snapshot_of(node)`` and ``restore_node(snapshot, pods)``.
 
+(Over 400 lines: the snapshot and the checkpoint documents inside it are one format.)
+
 The node agent publishes the snapshot; the scheduler restores it into a ``Node`` of its own and
 asks that node whether it would admit a pod, so a restored node must decide exactly as the
 original: every later admission answers the same (``Admission.to_json()``, explanation
@@ -55,11 +57,14 @@ from numaplane.topology.serialize import machine_from_dict, machine_to_dict
 
 __all__ = [
     "SNAPSHOT_FORMAT",
+    "STATE_NAMES",
     "HeldPod",
     "NodeSnapshot",
     "SnapshotError",
     "restore_node",
     "snapshot_of",
+    "state_documents",
+    "states_from_documents",
 ]
 
 SNAPSHOT_FORMAT: Final = "numaplane.io/node-snapshot/v1"

@@ -121,7 +121,10 @@ class RunningApiServer:
             with urllib.request.urlopen(request, context=context, timeout=timeout_s) as resp:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as err:
-            return err.code, err.read()
+            # Closed here: an HTTPError holds the response's socket (a 503 from /readyz while
+            # starting would otherwise leak one, a ResourceWarning at some later collection).
+            with err:
+                return err.code, err.read()
 
     def log(self) -> str:
         """What the server printed so far."""

@@ -23,7 +23,7 @@ import pytest
 from numaplane.agent.cluster.heartbeat import LEASE_NAMESPACE, NodeHeartbeat
 from numaplane.agent.cluster.nodeobject import NodeSystemInfo
 from numaplane.agent.cluster.nrt import NRT_API_VERSION, NRT_RESOURCE, SNAPSHOT_ANNOTATION
-from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME
+from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME, ensure_nrt_crd
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
 from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
@@ -32,7 +32,7 @@ from numaplane.node.snapshot import NodeSnapshot
 from numaplane.testing.apiserver import running_apiserver, start_apiserver
 from numaplane.topology.presets import PRESETS
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 SYSTEM = NodeSystemInfo(kernel_version="6.1.0")
 KUBECTL = shutil.which("kubectl")
@@ -156,7 +156,8 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
 
                     limits = {"cpu": "3", "memory": "1Gi"}
                     assert node.admit(Pod.of("p1", [Container.of("c", limits, limits)])).admitted
-                    heartbeat.changed()
+                    # The agent admits in its own threads: changed() comes from one of them.
+                    await asyncio.to_thread(heartbeat.changed)
 
                     async def republished() -> dict[str, Any] | None:
                         got = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n1")
@@ -168,14 +169,28 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                     )
                     assert snapshot.pod_uids == ("p1",)
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
 
         listed = json.loads(
             _kubectl(server.kubeconfig, "get", "noderesourcetopologies", "-o", "json")
         )
+        # The CRD's short name and a served older version read the same object.
+        short = _kubectl(server.kubeconfig, "get", "node-res-topo", "--no-headers")
+        assert short.split()[0] == "n1"
+        older = json.loads(
+            _kubectl(
+                server.kubeconfig,
+                "get",
+                "noderesourcetopologies.v1alpha1.topology.node.k8s.io",
+                "n1",
+                "-o",
+                "json",
+            )
+        )
+        assert [z["name"] for z in older["zones"]] == [f"node-{i}" for i in range(4)]
         assert [item["metadata"]["name"] for item in listed["items"]] == ["n1"]
         nodes = _kubectl(server.kubeconfig, "get", "nodes", "--no-headers")
         assert nodes.split()[:2] == ["n1", "Ready"]
@@ -194,6 +209,9 @@ def test_takes_over_an_existing_node(tmp_path: Path) -> None:
                 )
                 heartbeat = _fast(client, "n2", _node(), publish_nrt=False)
                 await heartbeat.register()
+                # Installing the CRD twice (two agents, say) is no error.
+                await ensure_nrt_crd(client)
+                await ensure_nrt_crd(client)
                 assert heartbeat.node_uid == existing["metadata"]["uid"]
                 got = await client.get("v1", "nodes", "n2")
                 assert got["metadata"]["labels"]["kubernetes.io/os"] == "linux"
@@ -237,9 +255,105 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
                     await _until(renewed_again)
                     assert not task.done()
                 finally:
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    heartbeat.stop()
+                    await task
 
         asyncio.run(body())
     finally:
         server.stop()
+
+
+class RecordingClient(KubeClient):
+    """The real client, noting each request's method and path."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.log: list[tuple[str, str]] = []
+
+    async def request(self, method: str, path: str, **kw: Any) -> Any:
+        self.log.append((method, path))
+        return await super().request(method, path, **kw)
+
+
+def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
+    names = [f"sim-{i}" for i in range(12)]
+    with running_apiserver(tmp_path / "data") as server:
+        config = load_kubeconfig(server.kubeconfig)
+
+        async def body() -> None:
+            client = RecordingClient(config)
+            try:
+                beats = [_fast(client, name, _node()) for name in names]
+                tasks = [asyncio.create_task(b.run()) for b in beats]
+                try:
+
+                    async def all_published() -> bool:
+                        listed = await client.list(NRT_API_VERSION, NRT_RESOURCE)
+                        return len(listed["items"]) == len(names)
+
+                    await _until(all_published)
+                    # Let every first write land, then watch what an idle node sends.
+                    await asyncio.sleep(0.3)
+                    client.log.clear()
+
+                    def renewals(name: str) -> int:
+                        path = f"/leases/{name}"
+                        return sum(1 for m, p in client.log if m == "PUT" and p.endswith(path))
+
+                    async def every_node_renewed_twice() -> bool:
+                        return all(renewals(name) >= 2 for name in names)
+
+                    await _until(every_node_renewed_twice)
+                    kinds = {(m, p.rsplit("/", 2)[-2]) for m, p in client.log}
+                    assert kinds == {("PUT", "leases")}, client.log
+                    assert not any(t.done() for t in tasks)
+                finally:
+                    for beat in beats:
+                        beat.stop()
+                    await asyncio.gather(*tasks)
+            finally:
+                await client.close()
+
+        asyncio.run(body())
+
+
+def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
+    with running_apiserver(tmp_path / "data") as server:
+        config = load_kubeconfig(server.kubeconfig)
+
+        async def body() -> None:
+            async with KubeClient(config) as client:
+                heartbeat = _fast(client, "n4", _node())
+                task = asyncio.create_task(heartbeat.run())
+                try:
+                    first = await _until(lambda: client.get("v1", "nodes", "n4"))
+                    await client.delete("v1", "nodes", "n4")
+                    heartbeat.changed()  # a status check at once (the lease may notice first)
+
+                    async def back() -> dict[str, Any] | None:
+                        got = await client.get("v1", "nodes", "n4")
+                        same = got["metadata"]["uid"] == first["metadata"]["uid"]
+                        return None if same else got
+
+                    again = await _until(back)
+
+                    async def lease_owned_by_new_node() -> bool:
+                        lease = await client.get(
+                            "coordination.k8s.io/v1", "leases", "n4", LEASE_NAMESPACE
+                        )
+                        owners = lease["metadata"].get("ownerReferences") or [{}]
+                        return bool(owners[0].get("uid") == again["metadata"]["uid"])
+
+                    await _until(lease_owned_by_new_node)
+
+                    async def nrt_owned_by_new_node() -> bool:
+                        nrt = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n4")
+                        owners = nrt["metadata"].get("ownerReferences") or [{}]
+                        return bool(owners[0].get("uid") == again["metadata"]["uid"])
+
+                    await _until(nrt_owned_by_new_node)
+                finally:
+                    heartbeat.stop()
+                    await task
+
+        asyncio.run(body())

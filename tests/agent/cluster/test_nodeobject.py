@@ -3,6 +3,7 @@ writes them, table-driven over presets and configurations."""
 
 from __future__ import annotations
 
+import platform
 import struct
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -218,3 +219,12 @@ FORMATS = [
 @pytest.mark.parametrize("case", FORMATS, ids=lambda c: c.name)
 def test_quantity_formats(case: FormatCase) -> None:
     assert format_quantity(case.resource, Quantity.parse(case.value)) == case.text
+
+
+def test_host_facts() -> None:
+    info = NodeSystemInfo.host()
+    assert info.kernel_version == platform.release()
+    assert info.operating_system == "linux"
+    # Go's GOARCH names, never Python's (x86_64 is amd64 to Kubernetes).
+    assert info.architecture not in ("x86_64", "aarch64")
+    assert NodeSystemInfo.host() is info

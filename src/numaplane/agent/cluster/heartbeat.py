@@ -1,5 +1,7 @@
 """``NodeHeartbeat``: a node's presence in a cluster, kept as the kubelet keeps it.
 
+(Over 400 lines: registration, lease, status and NRT share one loop and one node's state.)
+
 - Registration (``registerWithAPIServer``): create the Node; when one of that name exists, take
   it over: its default labels are set again and its status replaced by this node's.
 - The node lease (the kubelet's ``nodelease`` controller): Lease ``kube-node-lease/<name>``,
@@ -11,13 +13,18 @@
   ``nodes/<name>/status``) only when it differs from the last one posted, or when the report
   period has passed; a condition keeps its ``lastTransitionTime`` while its status holds.
 - The NodeResourceTopology: published after each ``changed()``, at most once per
-  ``nrt_interval`` (0.5 s), and once at start; the CRD is installed first (once per client).
+  ``nrt_interval`` (0.5 s), and once at start, unless identical to the last one written; the
+  CRD is installed first (once per client; lease and status do not wait for it).
+- A Node deleted while the heartbeat runs (``kubectl delete node``) is registered again: its
+  lease, owned by it, goes with it, and the next renewal re-creates the lease (an update may
+  create a Lease), which tells.
 
 Many nodes share one process and one ``KubeClient`` (the simulated agent runs a hundred): a
 heartbeat is one task that sleeps until its next due time or a ``changed()``, so an idle node
 costs one lease update per renewal period and a status comparison per update period, nothing
 else. Every request failure (connection lost, server errors) is logged and retried with
-exponential backoff (0.2 s doubling to 7 s, as the kubelet); the task never ends on its own.
+exponential backoff (0.2 s doubling up to 7 s, the kubelet's cap); ``run`` ends only when
+cancelled or after ``stop()``.
 """
 
 from __future__ import annotations
@@ -144,7 +151,9 @@ class NodeHeartbeat:
         self._posted: dict[str, Any] | None = None
         self._posted_at = 0.0
         self._nrt_version: str | None = None
+        self._nrt_written: dict[str, Any] | None = None
         self._dirty = True  # the first NRT is published at start
+        self._stopped = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
 
@@ -154,6 +163,15 @@ class NodeHeartbeat:
         """An admission or a release happened (thread-safe): publish the NRT and recheck the
         status soon."""
         self._dirty = True
+        self._wake_up()
+
+    def stop(self) -> None:
+        """End ``run`` at its next pause, between requests (thread-safe): no request is cut
+        off, so the shared client's connections stay usable and close cleanly."""
+        self._stopped = True
+        self._wake_up()
+
+    def _wake_up(self) -> None:
         loop, wake = self._loop, self._wake
         if loop is None or wake is None:
             return
@@ -203,7 +221,7 @@ class NodeHeartbeat:
     async def register(self) -> None:
         """Create the Node, or take over the one of this name; retried until it succeeds."""
         backoff = Backoff(0.1, 7.0)
-        while True:
+        while not self._stopped:
             try:
                 await self._register_once()
                 return
@@ -236,6 +254,8 @@ class NodeHeartbeat:
             _log.info("node %s: took over the existing Node", self.name)
         self._posted = None
         await self._post_status(desired)
+        # The NRT names its owner's uid (a new Node: the old NRT went with the old one).
+        self._dirty = True
 
     # -- status ---------------------------------------------------------------------------
 
@@ -267,8 +287,28 @@ class NodeHeartbeat:
             and _comparable(desired) == _comparable(self._posted)
         ):
             return False
-        await self._post_status(desired)
+        try:
+            await self._post_status(desired)
+        except ApiError as err:
+            if not err.is_not_found:
+                raise
+            # The Node was deleted (kubectl delete node): register it again, as at start.
+            _log.warning("node %s: the Node is gone; registering again", self.name)
+            await self._register_once()
         return True
+
+    async def _check_registered(self) -> None:
+        # Before a lease is created: the Node may have been deleted (its lease goes with it,
+        # being owned by it), or replaced under the same name (another uid to own the lease).
+        try:
+            found = await self._client.get("v1", "nodes", self.name)
+        except ApiError as err:
+            if not err.is_not_found:
+                raise
+            _log.warning("node %s: the Node is gone; registering again", self.name)
+            await self._register_once()
+            return
+        self.node_uid = found["metadata"]["uid"]
 
     # -- lease ----------------------------------------------------------------------------
 
@@ -303,10 +343,12 @@ class NodeHeartbeat:
             except ApiError as err:
                 if not err.is_not_found:
                     raise
+                await self._check_registered()
                 self._lease = await client.create(
                     LEASE_API_VERSION, "leases", self._lease_body(None), LEASE_NAMESPACE
                 )
                 return
+        before = self._lease["metadata"].get("uid")
         try:
             self._lease = await client.update(
                 LEASE_API_VERSION, "leases", self._lease_body(self._lease), LEASE_NAMESPACE
@@ -317,33 +359,51 @@ class NodeHeartbeat:
                 await self.renew_lease()
                 return
             raise
+        if self._lease["metadata"].get("uid") != before:
+            # Leases may be created by an update: this one had been deleted, with the Node
+            # that owned it (kubectl delete node) if that is gone too.
+            await self._check_registered()
+            self._lease = await client.update(
+                LEASE_API_VERSION, "leases", self._lease_body(self._lease), LEASE_NAMESPACE
+            )
 
     # -- NodeResourceTopology -------------------------------------------------------------
 
     async def publish_nrt(self) -> None:
-        """Write the NodeResourceTopology now (create, or replace the one there)."""
+        """Write the NodeResourceTopology now (create, or replace the one there), the CRD
+        installed first if the cluster lacks it."""
+        await self._install_crd()
         with self._locked():
             body = nrt_object(self.name, self._node, owner_uid=self.node_uid)
+        if self._nrt_version is not None and body == self._nrt_written:
+            return  # nothing changed since the last write (a refused pod, say)
+        await self._write_nrt(body)
+        self._nrt_written = body
+
+    async def _write_nrt(self, body: dict[str, Any]) -> None:
+        # ``body`` is left as given (it is what the next publication compares with).
         client = self._client
+
+        def at(version: str) -> dict[str, Any]:
+            return {**body, "metadata": {**body["metadata"], "resourceVersion": version}}
+
         if self._nrt_version is not None:
-            body["metadata"]["resourceVersion"] = self._nrt_version
             try:
-                written = await client.update(NRT_API_VERSION, NRT_RESOURCE, body)
+                written = await client.update(NRT_API_VERSION, NRT_RESOURCE, at(self._nrt_version))
                 self._nrt_version = written["metadata"]["resourceVersion"]
                 return
             except ApiError as err:
                 if not (err.is_conflict or err.is_not_found):
                     raise
                 self._nrt_version = None
-                del body["metadata"]["resourceVersion"]
         try:
             written = await client.create(NRT_API_VERSION, NRT_RESOURCE, body)
         except ApiError as err:
             if err.code != 409:
                 raise
             there = await client.get(NRT_API_VERSION, NRT_RESOURCE, self.name)
-            body["metadata"]["resourceVersion"] = there["metadata"]["resourceVersion"]
-            written = await client.update(NRT_API_VERSION, NRT_RESOURCE, body)
+            version = there["metadata"]["resourceVersion"]
+            written = await client.update(NRT_API_VERSION, NRT_RESOURCE, at(version))
         self._nrt_version = written["metadata"]["resourceVersion"]
 
     # -- the loop -------------------------------------------------------------------------
@@ -353,17 +413,15 @@ class NodeHeartbeat:
         return loop.time() if loop is not None else time.monotonic()
 
     async def run(self) -> None:
-        """Register, then keep lease, status and NRT current until cancelled."""
+        """Register, then keep lease, status and NRT current until cancelled or ``stop``."""
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        if self.node_uid is None:
+        if self.node_uid is None and not self._stopped:
             await self.register()
-        if self._publish_nrt:
-            await self._install_crd()
         lease_backoff, status_backoff, nrt_backoff = Backoff(), Backoff(), Backoff()
         now = self._monotonic()
         next_lease, next_status, next_nrt = now, now + self._update_frequency, now
-        while True:
+        while not self._stopped:
             now = self._monotonic()
             if now >= next_lease:
                 next_lease = now + await self._attempt(
@@ -410,16 +468,11 @@ class NodeHeartbeat:
         return period
 
     async def _install_crd(self) -> None:
-        backoff = Backoff()
-        while True:
-            task = _CRD_TASKS.get(self._client)
-            if task is None or (task.done() and (task.cancelled() or task.exception())):
-                task = asyncio.ensure_future(ensure_nrt_crd(self._client))
-                _CRD_TASKS[self._client] = task
-            try:
-                await asyncio.shield(task)
-                return
-            except Exception as err:  # retried, never fatal
-                delay = backoff.next()
-                _log.warning("could not install the NRT CRD (retry in %.1fs): %s", delay, err)
-                await asyncio.sleep(delay)
+        # One installation per client, awaited by every heartbeat sharing it; a failed one is
+        # tried again by the next caller. Only the NRT waits for it: a cluster that refuses
+        # the CRD still gets the Node, its lease and status.
+        task = _CRD_TASKS.get(self._client)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(ensure_nrt_crd(self._client))
+            _CRD_TASKS[self._client] = task
+        await asyncio.shield(task)
