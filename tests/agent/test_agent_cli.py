@@ -59,3 +59,37 @@ def test_corrupt_checkpoint_is_one_line_naming_the_file(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"error: {state / 'cpu_manager_state'}: ")
     assert "--reset-state" in lines[0]
+
+
+def test_no_pod_source_is_one_line(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "kubelet.yaml")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "numaplane.cli.main",
+            "agent",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(tmp_path / "state"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "--pod-manifest-path, --kubeconfig or both" in lines[0]
+
+
+def test_a_bad_image_table_is_one_line_naming_it(tmp_path: Path) -> None:
+    table = tmp_path / "images.yaml"
+    table.write_text("images:\n  busybox: 3\n")
+    result = _agent(tmp_path, tmp_path / "state", "--image-table", str(table))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {table}: images.busybox: ")

@@ -59,6 +59,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Agent, int]]:
 
 def test_endpoints(served: tuple[Agent, int]) -> None:
     agent, port = served
+    assert agent.options.manifest_dir is not None
     write_pod(agent.options.manifest_dir, pod_manifest("pinned", cpu="1"))
     write_pod(agent.options.manifest_dir, pod_manifest("huge", cpu="99"))
     agent.sync()
@@ -92,6 +93,7 @@ def test_endpoints(served: tuple[Agent, int]) -> None:
 
 def test_pods_command_prints_table_and_json(served: tuple[Agent, int]) -> None:
     agent, port = served
+    assert agent.options.manifest_dir is not None
     write_pod(agent.options.manifest_dir, pod_manifest("pinned", cpu="1"))
     agent.sync()
     runner = CliRunner()

@@ -4,11 +4,14 @@ container lifecycle, on processes).
 (Over 400 lines: admission, release, adoption and start-up share one lock and one set of
 state; split apart, each piece would need all of it passed in.)
 
-Every poll the agent reads the manifest directory and compares it with the pods it runs: a pod
-whose manifest is gone is stopped and released, a changed one is stopped, released and admitted
-again, a new one is admitted through the node engine and started. A rejected pod keeps the
-kubelet's reason and message and is not retried until its manifest changes, across restarts
-too (``numaplane.agent.rejections``). After each admission and release, and every
+Every poll the agent reads its pod sources (the manifest directory, and any other
+``PodSource``: the API server's pods bound to the node) and compares them with the pods it
+runs: a pod whose manifest is gone is stopped and released, a changed one is stopped, released
+and admitted again (a pinned pod, an API pod, is never restarted for a change), a new one is
+admitted through the node engine, in the order its source gives, and started. A pod whose
+source says it is being deleted is stopped with the deletion's grace period. A rejected pod
+keeps the kubelet's reason and message and is not retried until its manifest changes, across
+restarts too (``numaplane.agent.rejections``). After each admission and release, and every
 ``cpuManagerReconcilePeriod``, the shared pool's cpuset is written to every container that runs
 on it (``numaplane.agent.cpupool``).
 
@@ -24,11 +27,12 @@ records writer, which never waits for a runtime while holding the lock.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +41,19 @@ from numaplane.agent.cgroups import CgroupDriver, detect_driver
 from numaplane.agent.cpupool import CPUWriter, cpu_targets
 from numaplane.agent.devices import DeviceAllocations, serve_device_plugins
 from numaplane.agent.host import check_machine_is_host, host_online_cpus
+from numaplane.agent.images import ERR_IMAGE_PULL, ImageTable, pull_error
 from numaplane.agent.lock import StateDirLock, lock_state_dir
-from numaplane.agent.podsource import ManifestDirectory, ManifestFault
+from numaplane.agent.podsource import (
+    ManifestDirectory,
+    ManifestFault,
+    ManifestPod,
+    PodSource,
+    ScanResult,
+)
 from numaplane.agent.reconcile import container_specs, limits_of, plan
 from numaplane.agent.records import ProcessSnapshot, RecordsWriter, records_of, snapshot_of
 from numaplane.agent.rejections import Rejection
-from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
+from numaplane.agent.runtime import ContainerSpec, PodRuntime, PodStatus, ProcessRecord
 from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
@@ -66,25 +77,30 @@ class AgentOptions:
 
     machine: Machine
     config: KubeletConfiguration
-    manifest_dir: Path
+    manifest_dir: Path | None
     state_dir: Path
     cgroup_root: Path = Path("/sys/fs/cgroup")
     cgroup_parent: str = "numaplane"
     poll_interval: float = 1.0
     reset_state: bool = False
     device_plugins: bool = True
+    images: ImageTable | None = None
+    """What images without a command run (``None``: the built-in table)."""
 
 
 @dataclass
 class PodEntry:
     """An admitted pod: its manifest, admission (``Admission.to_json()``, kept across
-    restarts), runtime and start error if any."""
+    restarts), runtime and start error if any. ``waiting`` names the containers that cannot
+    start, with the kubelet's reason and message (``ErrImagePull``): the pod's containers
+    are then not started."""
 
     pod: Pod
     manifest: Path | None
     admission: Mapping[str, Any] | None
     runtime: PodRuntime | None = None
     error: str | None = None
+    waiting: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 class Agent:
@@ -96,11 +112,19 @@ class Agent:
         *,
         driver: CgroupDriver | None = None,
         warn: Callable[[str], None] | None = None,
+        sources: Sequence[PodSource] = (),
     ) -> None:
         self.options = options
         self.lock = threading.RLock()
         self._warn = warn if warn is not None else _log.warning
-        self.source = ManifestDirectory(options.manifest_dir)
+        self.sources: list[PodSource] = list(sources)
+        if options.manifest_dir is not None:
+            self.sources.insert(0, ManifestDirectory(options.manifest_dir))
+        self.images = options.images if options.images is not None else ImageTable()
+        #: Called (from any thread, without the lock) after each admission, rejection,
+        #: release and process change: the cluster side's status reporter and heartbeat.
+        self.listeners: list[Callable[[], None]] = []
+        self._wake = threading.Event()
         if driver is None:
             # The agent enforces its machine on this host (an injected driver is a test's).
             check_machine_is_host(options.machine, host_online_cpus())
@@ -198,7 +222,8 @@ class Agent:
     # -- the loop -------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """Poll the manifest directory until ``stop`` is set; errors are logged, not raised."""
+        """Poll the sources until ``stop`` is set (``wake`` polls at once); errors are logged,
+        not raised."""
         period = self.options.config.cpu_manager_reconcile_period.total_seconds() or 10.0
         while not stop.is_set():
             try:
@@ -207,14 +232,46 @@ class Agent:
                     self.reconcile_cpus(force=True)
             except Exception:
                 _log.exception("agent sync failed")
-            stop.wait(self.options.poll_interval)
+            self._wake.wait(self.options.poll_interval)
+            self._wake.clear()
+
+    def wake(self) -> None:
+        """Poll the sources now rather than at the next interval (thread-safe)."""
+        self._wake.set()
+
+    def _notify(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception:
+                _log.exception("agent listener failed")
+
+    def _runtime_changed(self) -> None:
+        self._writer.wake()
+        self._notify()
+
+    def scan(self) -> ScanResult:
+        """Every source's pods, merged in source order (the manifest directory first)."""
+        pods: dict[str, ManifestPod] = {}
+        faults: list[ManifestFault] = []
+        errors: list[str] = []
+        stopping: dict[str, int] = {}
+        for source in self.sources:
+            found = source.scan()
+            if found.error is not None:
+                errors.append(found.error)
+            faults.extend(found.faults)
+            stopping.update(found.stopping)
+            for uid, mp in found.pods.items():
+                pods.setdefault(uid, mp)
+        return ScanResult(pods, tuple(faults), "; ".join(errors) or None, stopping)
 
     def sync(self) -> None:
-        """One pass: read the manifests, stop what went away or changed, admit what is new."""
-        scan = self.source.scan()
+        """One pass: read the sources, stop what went away or changed, admit what is new."""
+        scan = self.scan()
         self.directory_error = scan.error
         if scan.error is not None:
-            # An unreadable directory says nothing about the pods: keep them running.
+            # An unreadable source says nothing about the pods: keep them running.
             return
         self.faults = scan.faults
         with self.lock:
@@ -225,10 +282,15 @@ class Agent:
                 found = scan.pods.get(uid)
                 if found is not None and entry.manifest is None:
                     entry.manifest = found.path
-        desired = {uid: mp.pod for uid, mp in scan.pods.items()}
+        # A pinned pod that runs is the pod it was admitted as (an API pod's object changes,
+        # the pod does not).
+        desired = {
+            uid: running[uid] if mp.pinned and uid in running else mp.pod
+            for uid, mp in scan.pods.items()
+        }
         todo = plan(desired, running, rejected)
         for uid in todo.stop:
-            self.stop_pod(uid)
+            self.stop_pod(uid, grace=scan.stopping.get(uid))
         for pod in todo.admit:
             found = scan.pods[pod.uid]
             self.admit_pod(pod, found.path, found.digest)
@@ -240,6 +302,12 @@ class Agent:
     ) -> Admission | None:
         """Admit ``pod``; on success record it and start its containers. ``digest`` identifies
         the manifest's content, so that a rejection outlives a restart."""
+        try:
+            return self._admit(pod, manifest, digest)
+        finally:
+            self._notify()
+
+    def _admit(self, pod: Pod, manifest: Path | None, digest: str | None) -> Admission | None:
         with self.lock:
             self.rejections.discard(pod.uid)
             try:
@@ -276,12 +344,16 @@ class Agent:
         self.reconcile_cpus()
         return admission
 
-    def stop_pod(self, pod_uid: str) -> None:
-        """Stop the pod's containers, forget it in the records, release its resources."""
+    def stop_pod(self, pod_uid: str, *, grace: int | None = None) -> None:
+        """Stop the pod's containers (``grace``: a deletion's grace period in seconds, over the
+        pod's ``terminationGracePeriodSeconds``), forget it in the records, release its
+        resources."""
         with self.lock:
             entry = self.pods.get(pod_uid)
         if entry is None:
             return
+        if entry.runtime is not None and grace is not None:
+            entry.runtime.grace_seconds = max(grace, 0)
         if entry.runtime is not None:
             try:
                 entry.runtime.stop()
@@ -307,6 +379,7 @@ class Agent:
         self._remove_cgroups(pod_uid)
         _log.info("pod %s stopped and released", entry.pod.key)
         self.reconcile_cpus()
+        self._notify()
 
     def _remove_cgroups(self, pod_uid: str) -> None:
         try:
@@ -332,15 +405,24 @@ class Agent:
                     )
                     self.driver.ensure_container(pod.uid, container.name, limits)
                     self._cpus.applied(pod.uid, container.name, limits.cpus)
+            specs, waiting = self._specs(pod)
+            if waiting:
+                # As a pull that failed: the containers wait (numaplane starts none of the
+                # pod's containers then, where the kubelet starts the others).
+                entry.waiting = waiting
+                _log.error(
+                    "pod %s cannot start: %s", pod.key, "; ".join(m for _, m in waiting.values())
+                )
+                return
             runtime = PodRuntime(
                 pod.uid,
-                container_specs(pod),
+                specs,
                 pod.restart_policy,
                 pod.termination_grace_period_seconds,
                 cgroups=self.driver,
                 log_dir=self.options.state_dir / "logs" / pod.uid,
                 extra_env=lambda name: self.devices.env(pod.uid, name),
-                on_change=self._writer.wake,
+                on_change=self._runtime_changed,
                 restart_counts=restarts,
             )
             entry.runtime = runtime
@@ -364,6 +446,19 @@ class Agent:
             entry.error = str(err)
             _log.error("pod %s cannot run: %s", pod.key, err)
         self._writer.wake()
+
+    def _specs(self, pod: Pod) -> tuple[tuple[ContainerSpec, ...], dict[str, tuple[str, str]]]:
+        """The containers' specs with the image table applied, and the containers whose image
+        is unknown (``ErrImagePull``)."""
+        specs: list[ContainerSpec] = []
+        waiting: dict[str, tuple[str, str]] = {}
+        for spec, container in zip(container_specs(pod), pod.all_containers(), strict=True):
+            run = self.images.argv(container.image, spec.command, spec.args)
+            if run is None:
+                waiting[spec.name] = (ERR_IMAGE_PULL, pull_error(container.image))
+                continue
+            specs.append(dataclasses.replace(spec, command=run[0], args=run[1]))
+        return tuple(specs), waiting
 
     # -- the shared pool ------------------------------------------------------------------
 

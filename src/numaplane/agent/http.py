@@ -3,13 +3,16 @@
 - ``/healthz``: ``ok``;
 - ``/pods``: JSON list of the pods (see ``views.pods_view``);
 - ``/metrics``: Prometheus exposition of the resource managers' metrics;
-- ``/topology``: per NUMA node capacity, allocatable and available resources.
+- ``/topology``: per NUMA node capacity, allocatable and available resources;
+- ``/containerLogs/{namespace}/{pod}/{container}``: a container's output, the kubelet's path
+  (the API server proxies ``pods/log`` there), see ``numaplane.agent.logs``.
 
 ``AgentHTTPServer`` serves on a daemon thread (stdlib ``ThreadingHTTPServer``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -19,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from numaplane.agent.agent import Agent
+from numaplane.agent.logs import LOGS_PREFIX, LogRequest, LogsError, find_log, stream_log
 from numaplane.agent.metrics import CONTENT_TYPE, exposition, node_registry
 from numaplane.agent.views import pods_view, topology_view
 from numaplane.errors import InputError
@@ -49,7 +53,7 @@ class AgentHTTPServer:
             "/topology": lambda: _json(topology_view(agent)),
             "/metrics": lambda: (CONTENT_TYPE, exposition(registry)),
         }
-        handler = _handler(routes)
+        handler = _handler(routes, agent)
         self._server = ThreadingHTTPServer(address, handler)
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -86,11 +90,16 @@ def _json(doc: Any) -> tuple[str, bytes]:
     return "application/json", (json.dumps(doc, indent=1) + "\n").encode()
 
 
-def _handler(routes: dict[str, Callable[[], tuple[str, bytes]]]) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    routes: dict[str, Callable[[], tuple[str, bytes]]], agent: Agent
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "numaplane-agent"
 
         def do_GET(self) -> None:
+            if self.path.startswith(LOGS_PREFIX):
+                self._logs()
+                return
             route = routes.get(self.path.split("?", 1)[0].rstrip("/") or "/")
             if route is None:
                 self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", b"not found\n")
@@ -103,6 +112,23 @@ def _handler(routes: dict[str, Callable[[], tuple[str, bytes]]]) -> type[BaseHTT
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", message)
                 return
             self._send(HTTPStatus.OK, content_type, body)
+
+        def _logs(self) -> None:
+            try:
+                request = LogRequest.parse(self.path)
+                log = find_log(agent, request)
+            except LogsError as err:
+                body = f"{err}\n".encode()
+                self._send(err.status, "text/plain; charset=utf-8", body)
+                return
+            # No length: the answer ends when the connection closes (HTTP/1.0), which a
+            # followed log needs.
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            # The client going away ends a follow.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                stream_log(log, request, self.wfile.write, self.wfile.flush)
 
         def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
             self.send_response(status)

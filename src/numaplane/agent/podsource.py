@@ -1,4 +1,6 @@
-"""The pods the agent should run: every Pod manifest in a directory (the kubelet's static pods).
+"""The pods the agent should run: every Pod manifest in a directory (the kubelet's static pods),
+and what any other ``PodSource`` gives (the API server's pods bound to the node:
+``numaplane.agent.cluster.podsource``).
 
 ``ManifestDirectory.scan`` reads the directory and returns what it holds now: the pods by uid,
 each with the file it came from, and the files that could not be read as pods with the reason.
@@ -13,6 +15,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from numaplane.api.manifest import ManifestError, pods_from_text
 from numaplane.api.pod import Pod
@@ -24,12 +27,18 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 @dataclass(frozen=True)
 class ManifestPod:
-    """A pod read from one manifest file; ``digest`` is the SHA-256 (hex) of the file's bytes
-    the pod was parsed from."""
+    """A pod a source gives: from one manifest file (``path``; ``digest`` is the SHA-256 (hex)
+    of the file's bytes the pod was parsed from), or from elsewhere (``path`` ``None``).
+
+    ``pinned``: the pod is the same pod for as long as its uid lives, whatever changes in its
+    object (an API pod's labels, annotations and status change; its spec may not): once
+    admitted it is never restarted for a change, as the kubelet treats API pods.
+    """
 
     pod: Pod
-    path: Path
+    path: Path | None
     digest: str = ""
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,17 @@ class ScanResult:
     pods: Mapping[str, ManifestPod] = field(default_factory=dict)
     faults: tuple[ManifestFault, ...] = ()
     error: str | None = None
-    """Set when the directory itself cannot be read (the pods are then unknown)."""
+    """Set when the source itself cannot be read (the pods are then unknown)."""
+    stopping: Mapping[str, int] = field(default_factory=dict)
+    """Pods being deleted, by uid: the grace period in seconds their deletion gives them."""
+
+
+class PodSource(Protocol):
+    """Where the agent learns the pods it should run."""
+
+    def scan(self) -> ScanResult:
+        """The pods the source holds now, in the order they are to be admitted."""
+        ...
 
 
 @dataclass(frozen=True)

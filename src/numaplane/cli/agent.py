@@ -1,5 +1,5 @@
-"""``numaplane agent`` (run pods from a manifest directory on pinned CPUs) and ``numaplane pods``
-(what a running agent reports)."""
+"""``numaplane agent`` (run pods from a manifest directory and/or the pods a cluster binds to
+the node, on pinned CPUs) and ``numaplane pods`` (what a running agent reports)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import logging
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 import urllib.error
@@ -23,11 +24,18 @@ from rich.table import Table
 from rich.text import Text
 
 from numaplane.agent.agent import Agent, AgentOptions
+from numaplane.agent.cluster.heartbeat import NodeHeartbeat
+from numaplane.agent.cluster.podsource import ApiPodSource
+from numaplane.agent.cluster.sync import ClusterSide
 from numaplane.agent.crash import CRASH_AT_ENV, install_crash_point
 from numaplane.agent.http import DEFAULT_LISTEN, AgentHTTPServer, parse_listen
+from numaplane.agent.images import ImageTable, load_image_table
 from numaplane.api.kubeletconfig import KubeletConfiguration, load_kubelet_config
-from numaplane.cli.options import machine_option
+from numaplane.cli.agent_simulate import run_simulate
+from numaplane.cli.options import MACHINE, MACHINE_HELP
 from numaplane.errors import InputError
+from numaplane.kube.client import KubeClient
+from numaplane.kube.config import KubeConfig, load_kubeconfig
 from numaplane.topology.model import Machine
 
 
@@ -44,6 +52,18 @@ Examples:
   numaplane agent --config kubelet.yaml --pod-manifest-path ./pods --state-dir ./state
   numaplane agent -c kubelet.yaml --pod-manifest-path /etc/numaplane/pods \\
       --state-dir /var/lib/numaplane --listen 127.0.0.1:10255
+  numaplane agent --kubeconfig admin.kubeconfig --node-name node-a -c kubelet.yaml \\
+      --state-dir ./state --image-table images.yaml
+
+\b
+Image table (--image-table FILE, YAML), for containers without a command:
+  images:
+    registry.example.com/team/worker: ["/opt/worker/run"]   # the image's ENTRYPOINT
+    busybox: {command: [], args: ["sh"]}                     # ENTRYPOINT and CMD
+A key without a tag applies to every tag; the container's args replace the entry's.
+Built in: the Kueue examples' images (agnhost, the perf-tests sleep image), pause,
+busybox, alpine, ubuntu, debian, bash, python. An unknown image leaves the container
+waiting with reason ErrImagePull.
 """
 )
 @click.option(
@@ -57,16 +77,58 @@ Examples:
     "--pod-manifest-path",
     "manifest_dir",
     type=click.Path(path_type=Path, file_okay=False),
-    required=True,
     help="Directory of Pod manifests (*.yaml, *.yml, *.json): each pod in it runs here.",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Join the cluster of this kubeconfig: register the Node and run the pods bound to it.",
+)
+@click.option(
+    "--node-name",
+    default=socket.gethostname(),
+    show_default="the hostname",
+    help="The Node's name in the cluster (with --kubeconfig).",
+)
+@click.option(
+    "--node-ip",
+    default="127.0.0.1",
+    show_default=True,
+    help="The Node's InternalIP, the pods' hostIP and podIP (with --kubeconfig).",
+)
+@click.option(
+    "--image-table",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="YAML image table: what runs for a container with an image but no command (below).",
 )
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="Checkpoints, pod and process records, logs and the device-plugin sockets.",
+    help="Checkpoints, pod and process records, logs and the device-plugin sockets "
+    "(required unless --simulate).",
 )
-@machine_option(default="/")
+@click.option(
+    "--machine",
+    "-m",
+    "machines",
+    type=MACHINE,
+    multiple=True,
+    envvar="NUMAPLANE_MACHINE",
+    help=MACHINE_HELP + " Default: /. Repeated with --simulate: the machines cycle over the nodes.",
+)
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Simulated nodes NODE_NAME-0 ... (with --kubeconfig): pods are admitted by the node "
+    "engine, run nothing, last their numaplane.io/simulated-duration annotation, then succeed.",
+)
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1, max=10_000),
+    default=1,
+    show_default=True,
+    help="How many simulated nodes (with --simulate).",
+)
 @click.option(
     "--cgroup-root",
     type=click.Path(path_type=Path, file_okay=False),
@@ -100,9 +162,15 @@ Examples:
 @click.option("--verbose", "-v", is_flag=True, help="Log every decision.")
 def agent(
     config_path: Path | None,
-    manifest_dir: Path,
-    state_dir: Path,
-    machine: Machine,
+    manifest_dir: Path | None,
+    kubeconfig: Path | None,
+    node_name: str,
+    node_ip: str,
+    image_table: Path | None,
+    state_dir: Path | None,
+    machines: tuple[Machine, ...],
+    simulate: bool,
+    nodes: int,
     cgroup_root: Path,
     cgroup_parent: str,
     listen: str,
@@ -112,12 +180,15 @@ def agent(
     once: bool,
     verbose: bool,
 ) -> None:
-    """Run the pods of a manifest directory as processes on the CPUs, memory nodes and
-    devices the kubelet's resource managers give them.
+    """Run the pods of a manifest directory, and the pods a cluster binds to this node, as
+    processes on the CPUs, memory nodes and devices the kubelet's resource managers give them.
 
     A new manifest is admitted (or rejected with the kubelet's reason) and started; a removed
-    one is stopped and its resources released; a changed one is restarted. State survives
-    restarts: a restarted agent adopts the running processes. Runs until SIGTERM or SIGINT.
+    one is stopped and its resources released; a changed one is restarted. With --kubeconfig
+    the agent registers its Node (lease, NodeResourceTopology), runs the pods bound to it in
+    bind order and reports their status as the kubelet; a deleted pod is stopped gracefully.
+    State survives restarts: a restarted agent adopts the running processes. Runs until
+    SIGTERM or SIGINT.
     """
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
@@ -131,9 +202,23 @@ def agent(
         if config_path is not None
         else KubeletConfiguration.default()
     )
+    if simulate:
+        run_simulate(kubeconfig, node_name, nodes, machines, config, state_dir, node_ip)
+        return
+    if len(machines) > 1:
+        raise InputError("--machine", "one machine (several only with --simulate)")
+    machine = machines[0] if machines else MACHINE.convert("/", None, None)
+    if state_dir is None:
+        raise InputError("numaplane agent", "--state-dir is required (unless --simulate)")
     address = parse_listen(listen)
-    if not manifest_dir.is_dir():
+    if manifest_dir is None and kubeconfig is None:
+        raise InputError(
+            "numaplane agent", "no pod source: give --pod-manifest-path, --kubeconfig or both"
+        )
+    if manifest_dir is not None and not manifest_dir.is_dir():
         raise InputError(str(manifest_dir), "the pod manifest directory does not exist")
+    kube = load_kubeconfig(kubeconfig) if kubeconfig is not None else None
+    source = ApiPodSource(node_name, host_ip=node_ip) if kube is not None else None
     options = AgentOptions(
         machine=machine,
         config=config,
@@ -143,8 +228,13 @@ def agent(
         cgroup_parent=cgroup_parent,
         poll_interval=poll_interval,
         reset_state=reset_state,
+        images=load_image_table(image_table) if image_table is not None else ImageTable(),
     )
-    node_agent = Agent(options, warn=lambda m: click.echo(f"warning: {m}", err=True))
+    node_agent = Agent(
+        options,
+        warn=lambda m: click.echo(f"warning: {m}", err=True),
+        sources=[source] if source is not None else [],
+    )
     try:
         server = AgentHTTPServer(node_agent, address)
     except (OSError, ValueError, OverflowError) as err:
@@ -163,19 +253,42 @@ def agent(
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
+        node_agent.wake()
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
     server.start()
     host, port = server.address
     click.echo(f"numaplane agent: serving on http://{host}:{port}", err=True)
+    side = None
+    if kube is not None and source is not None:
+        side = _join(node_agent, source, kube, node_name, node_ip, port)
+        click.echo(f"numaplane agent: node {node_name} joins {kube.server}", err=True)
     try:
         node_agent.run(stop)
     finally:
+        if side is not None:
+            side.stop()
         server.stop()
         if stop_pods_on_exit:
             node_agent.stop_all_pods()
         node_agent.close()
+
+
+def _join(
+    node_agent: Agent, source: ApiPodSource, kube: KubeConfig, name: str, ip: str, port: int
+) -> ClusterSide:
+    """Start the cluster side: the Node (its kubelet endpoint: the agent's HTTP port), its
+    lease and NRT, the pods bound to it and their status."""
+
+    def heartbeat(client: KubeClient) -> NodeHeartbeat:
+        return NodeHeartbeat(
+            client, name, node_agent.node, node_agent.lock, address=ip, kubelet_port=port
+        )
+
+    side = ClusterSide(node_agent, source, kube, host_ip=ip, heartbeat=heartbeat)
+    side.start()
+    return side
 
 
 @click.command(
