@@ -19,6 +19,11 @@ from numaplane.agent.cluster.nodeobject import node_object
 from numaplane.agent.cluster.nrt import nrt_object
 from numaplane.agent.cluster.nrtcrd import ensure_nrt_crd
 from numaplane.api.manifest import pod_from_dict
+from numaplane.controllers.manager import (
+    SCHEDULER_LEASE,
+    ControllerManagerOptions,
+    run_controller_manager,
+)
 from numaplane.controllers.scheduler import Scheduler, SchedulerOptions
 from numaplane.controllers.scheduler.numa import NRT_API_VERSION, NRT_RESOURCE
 from numaplane.kube import KubeClient, load_kubeconfig
@@ -199,3 +204,39 @@ async def scenario(client: KubeClient, agents: FakeAgents, scheduler: Scheduler)
     assert agents.refused == []
     assert not (await pod(client, "other"))["spec"].get("nodeName")
     assert scheduler.bind_errors == 0
+
+
+def test_controller_manager_runs_the_scheduler_under_its_lease(tmp_path: Path) -> None:
+    # The controller manager builds the scheduler from its options (``--no-numa-filter`` and
+    # ``--scoring-strategy`` become SchedulerOptions) and runs it once it holds the scheduler's
+    # Lease: a pod gets bound.
+    with running_apiserver(tmp_path / "data") as server:
+        config = load_kubeconfig(server.kubeconfig)
+
+        async def body() -> None:
+            async with KubeClient(config) as client:
+                await ensure_nrt_crd(client)
+                agents = FakeAgents(client)
+                await agents.add("only", SMALL)
+                options = ControllerManagerOptions(
+                    controllers=("scheduler",),
+                    scheduler_options={"numa_filter": True, "scoring_strategy": "MostAllocated"},
+                )
+                task = asyncio.ensure_future(run_controller_manager(client, options))
+                try:
+                    await client.create("v1", "pods", pod_obj("p", cpu="1"), "default")
+
+                    async def bound() -> bool:
+                        return bool((await pod(client, "p"))["spec"].get("nodeName") == "only")
+
+                    await until(bound)
+                    lease = await client.get(
+                        "coordination.k8s.io/v1", "leases", SCHEDULER_LEASE, "kube-system"
+                    )
+                    assert lease["spec"]["holderIdentity"] == options.identity
+                finally:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+            await asyncio.sleep(0.25)
+
+        asyncio.run(body())

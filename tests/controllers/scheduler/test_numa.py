@@ -285,3 +285,32 @@ def test_kubelet_config_round_trip_used_by_the_replica() -> None:
     machine = parse_synthetic(SHAPES[1])
     config = single_numa_config(machine, scope="pod")
     assert kubelet_config_from_dict(config.to_dict()) == config
+
+
+@pytest.mark.parametrize("seed", [4, 5], ids=lambda s: f"seed{s}")
+def test_the_cheap_necessary_condition_never_refuses_what_the_node_admits(seed: int) -> None:
+    # Pods with memory large enough for the memory half of the condition to matter too.
+    cache, _ = cluster(3)
+    rng = random.Random(seed)
+    checked = refused = 0
+    for i in range(80):
+        cpu = rng.choice(("1", "2", "3"))
+        memory = rng.choice(("256Mi", "1Gi", "2Gi", "3Gi"))
+        pod = pod_info(pod_obj(f"q{i}", cpu=cpu, memory=memory))
+        for name, numa in cache.numa.items():
+            replica = numa.replica
+            assert replica is not None
+            if not numa.quick(pod).reason:
+                continue
+            checked += 1
+            admission = replica.admit(pod.pod)
+            if admission.admitted:
+                replica.release(pod.uid)
+            assert not admission.admitted, f"{name} admits {pod.key}, the condition refused it"
+        decision = decide(cache, SchedulerOptions(), pod, rng)
+        if decision.node is not None:
+            assert cache.assume(pod, decision.node)
+        else:
+            refused += 1
+    assert checked > 0
+    assert refused > 0

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.agent.cluster.nrtcrd import ensure_nrt_crd
 from numaplane.controllers.scheduler import Scheduler, SchedulerOptions
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.testing.apiserver import running_apiserver
@@ -81,9 +82,13 @@ async def run_stream(kubeconfig: Path, numa_filter: bool) -> Counter[str]:
             simulated.SimulatedOptions(name="sim", nodes=3, machines=machines, config=config),
         )
         scheduler = Scheduler(client, SchedulerOptions(numa_filter=numa_filter, seed=1))
-        tasks = [asyncio.ensure_future(nodes.run()), asyncio.ensure_future(scheduler.run())]
+        tasks = [asyncio.ensure_future(nodes.run())]
         try:
+            # The scheduler starts once the nodes have registered (the CRD made sure of):
+            # started before the CRD exists, it would place the first pods without the NRTs.
             await asyncio.wait_for(nodes.wait_ready(), 60)
+            await ensure_nrt_crd(client)
+            tasks.append(asyncio.ensure_future(scheduler.run()))
             for pod in stream(seed=7):
                 await client.create("v1", "pods", pod, "default")
 

@@ -31,6 +31,8 @@ class Cache:
         #: Node of every assigned pod, by uid.
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
+        #: Pods bound to a node not seen yet, by node name (counted once it appears).
+        self._waiting: dict[str, dict[str, PodInfo]] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
 
     # -- ended pods ---------------------------------------------------------------------
@@ -56,6 +58,8 @@ class Cache:
             nrt = self._nrts.get(name)
             if nrt is not None:
                 numa.set_nrt(nrt, {}, self.ended)
+            for pod in self._waiting.pop(name, {}).values():
+                self.add_assigned(pod, name)
             return True
         return info.set_node(obj)
 
@@ -108,6 +112,7 @@ class Cache:
             self._remove(pod.uid)
         node = self.nodes.get(node_name)
         if node is None:
+            self._waiting.setdefault(node_name, {})[pod.uid] = pod
             return
         numa = self.numa.get(node_name)
         if numa is not None:
@@ -118,6 +123,8 @@ class Cache:
     def remove_assigned(self, uid: str) -> bool:
         """The pod ended or was deleted: free what it held; whether it held anything."""
         self._mark_ended(uid)
+        for waiting in self._waiting.values():
+            waiting.pop(uid, None)
         self.assumed.discard(uid)
         return self._remove(uid)
 

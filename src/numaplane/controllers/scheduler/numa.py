@@ -99,6 +99,7 @@ class NumaNode:
         self._zone_cpus: list[CPUSet] = []
         self._allocatable_cpus: CPUSet = CPUSet()
         self._free: list[int] | None = None
+        self._free_memory: list[dict[str, int]] | None = None
         #: The pods on the replica (its admitted pods), by uid.
         self._on: set[str] = set()
 
@@ -213,6 +214,7 @@ class NumaNode:
         self.version += 1
         self._predictions.clear()
         self._free = None
+        self._free_memory = None
 
     # -- filter, score, assume ---------------------------------------------------------------
 
@@ -240,18 +242,23 @@ class NumaNode:
         scope = config.topology_manager_scope
         free = self._free_per_zone(replica)
         size = unit(pod, scope)
+        refused = Prediction(f"cannot align {scope}: TopologyAffinityError", 0)
+        single = config.topology_manager_policy == SINGLE_NUMA_NODE
+        if single and scope == "container" and config.memory_manager_policy == "Static":
+            # Necessary, as for the CPUs below: a container's memory of each kind comes from
+            # one zone under single-numa-node.
+            memory = self._free_memory_per_zone(replica)
+            for name, need in pod.memory_needs.items():
+                if max((zone.get(name, 0) for zone in memory), default=0) < need:
+                    return refused
         if not size:
             return PASS
         needs = [sum(pod.exclusive_cpus)] if scope == "pod" else list(pod.exclusive_cpus)
-        if (
-            config.cpu_manager_policy == "static"
-            and config.topology_manager_policy == SINGLE_NUMA_NODE
-            and max(free, default=0) < max(needs)
-        ):
+        if single and config.cpu_manager_policy == "static" and max(free, default=0) < max(needs):
             # Necessary for single-numa-node: a container's exclusive CPUs come from one zone
             # (CPUs an init container frees for reuse came out of the same zone's free ones),
             # so without a zone that has them the merged hint cannot be preferred.
-            return Prediction(f"cannot align {scope}: TopologyAffinityError", 0)
+            return refused
         after = list(free)
         for need in needs:
             for i, f in enumerate(after):
@@ -281,6 +288,16 @@ class NumaNode:
             reason = f"cannot align {scope}: {admission.reason}"
         self._predictions[pod.signature] = Prediction(reason, 0)
         return reason
+
+    def _free_memory_per_zone(self, replica: Node) -> list[dict[str, int]]:
+        memory = self._free_memory
+        if memory is None:
+            machine_state = replica.memory_manager.state.get_machine_state()
+            memory = self._free_memory = [
+                {name: table.free for name, table in tables.memory_map.items()}
+                for tables in machine_state.values()
+            ]
+        return memory
 
     def _free_per_zone(self, replica: Node) -> list[int]:
         free = self._free

@@ -67,6 +67,8 @@ class PodInfo:
     guaranteed: bool
     #: Exclusive CPUs per app container (integral cpu of a Guaranteed pod), for the NUMA score.
     exclusive_cpus: tuple[int, ...]
+    #: Per memory resource, the largest request of one container (Guaranteed pods only).
+    memory_needs: dict[str, int] = field(default_factory=dict)
     #: How many scheduling attempts failed so far (the backoff grows with it).
     attempts: int = 0
     #: The last FailedScheduling message written to the pod (not repeated when unchanged).
@@ -111,6 +113,7 @@ class _Template:
     score_requests: tuple[int, int]
     guaranteed: bool
     exclusive_cpus: tuple[int, ...]
+    memory_needs: dict[str, int]
     signature: bytes
 
 
@@ -153,12 +156,21 @@ def _template(obj: dict[str, Any], spec: dict[str, Any]) -> _Template:
     mem = max(mem, requests.get(MEMORY, 0))
     guaranteed = pod.qos_class is QOSClass.GUARANTEED
     exclusive: list[int] = []
+    # The largest memory and hugepages request of one container (the memory manager places each
+    # container's memory, Guaranteed pods only).
+    memory_needs: dict[str, int] = {}
     if guaranteed:
         for container in pod.containers:
             amount = container.resources.requests.get(CPU)
             if amount is not None and amount.milli_value() % 1000 == 0 and amount.sign() > 0:
                 exclusive.append(amount.milli_value() // 1000)
-    return _Template(pod, requests, (cpu, mem), guaranteed, tuple(exclusive), _signature(spec))
+        for container in (*pod.init_containers, *pod.containers):
+            for name, amount in container.resources.requests.items():
+                if name == MEMORY or name.startswith("hugepages-"):
+                    memory_needs[name] = max(memory_needs.get(name, 0), amount.value())
+    return _Template(
+        pod, requests, (cpu, mem), guaranteed, tuple(exclusive), memory_needs, _signature(spec)
+    )
 
 
 def pod_info(obj: dict[str, Any]) -> PodInfo:
@@ -204,6 +216,7 @@ def pod_info(obj: dict[str, Any]) -> PodInfo:
         filter_key=filter_key,
         guaranteed=template.guaranteed,
         exclusive_cpus=template.exclusive_cpus,
+        memory_needs=template.memory_needs,
     )
 
 

@@ -176,7 +176,8 @@ class Scheduler:
             return
         if (spec.get("schedulerName") or "default-scheduler") != self.options.scheduler_name:
             return
-        if meta.get("deletionTimestamp") or key in self._binding:
+        if meta.get("deletionTimestamp") or key in self._binding or uid in self.cache.pod_node:
+            # Being deleted, being bound, or bound already (an event older than the binding's).
             return
         if old is not None and key in self.queue and _same_pod(old, obj):
             # Only the status changed (our own condition, say): nothing to try again for.
