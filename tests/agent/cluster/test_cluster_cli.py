@@ -1,7 +1,8 @@
 """``numaplane agent --kubeconfig`` on this host against a real ``numaplane apiserver``: the
 Node registers with the agent's port as its kubelet endpoint, a bound pod runs on its
 exclusive CPU, its log is served at the kubelet's path, the agent survives SIGKILL without
-running any pod twice, and a deleted pod is stopped and freed.
+running any pod twice (the node lifecycle controller shows the node NotReady meanwhile, Ready
+again once the agent is back), and a deleted pod is stopped and freed.
 
 Real cgroups and processes (root, a writable cpuset hierarchy): the set-up and clean-up of
 ``tests.agent.test_e2e`` (marked processes, the test's own cgroup parent).
@@ -10,6 +11,8 @@ Real cgroups and processes (root, a writable cpuset hierarchy): the set-up and c
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,17 +23,20 @@ import pytest
 from numaplane.kube.client import KubeClient
 from numaplane.kube.config import load_kubeconfig
 from numaplane.kube.errors import ApiError
-from numaplane.testing.apiserver import running_apiserver
+from numaplane.testing.apiserver import ENTRY, running_apiserver
 from tests.agent.agent_fixtures import alive, cpus_allowed, wait_for
 from tests.agent.cluster.cluster_fixtures import Api, bound_pod
 from tests.agent.test_e2e import Host, host, new_host
 from tests.agent.test_e2e import pytestmark as e2e_marks
 
-pytestmark = [*e2e_marks, pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [*e2e_marks, pytest.mark.slow, pytest.mark.timeout(360)]
 
 __all__ = ["host", "new_host"]  # fixtures, used by name
 
 NODE = "cli-node"
+#: Above the agent's lease renewal period (10 s of the kubelet's 40 s lease), so a live agent
+#: never looks silent, and short enough for a test.
+GRACE = "15s"
 
 
 def _logs(port: int, path: str) -> tuple[int, str]:
@@ -42,8 +48,14 @@ def _logs(port: int, path: str) -> tuple[int, str]:
 
 
 def test_the_agent_joins_runs_survives_sigkill_and_deletes(host: Host, tmp_path: Path) -> None:
-    with running_apiserver(tmp_path / "data") as server:
+    log = tmp_path / "controllers.log"
+    with running_apiserver(tmp_path / "data") as server, log.open("wb") as log_file:
         api = Api(load_kubeconfig(server.kubeconfig))
+        # The node lifecycle controller marks the node NotReady while its agent is away.
+        command = [sys.executable, "-c", ENTRY, "controllers", "--kubeconfig"]
+        command += [str(server.kubeconfig), "--controllers", "nodelifecycle", "--no-leader-elect"]
+        command += ["--node-monitor-grace-period", GRACE]
+        lifecycle = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file)
         try:
             join = ("--kubeconfig", str(server.kubeconfig), "--node-name", NODE)
             agent = host.start(*join)
@@ -75,10 +87,17 @@ def test_the_agent_joins_runs_survives_sigkill_and_deletes(host: Host, tmp_path:
             previous = _logs(host.port, "/containerLogs/default/web/main?previous=true")
             assert previous[0] == 400
 
-            # SIGKILL: the pod keeps its process and CPU; the next agent adopts it.
+            wait_for("the node Ready", lambda: _ready(api) == "True", timeout=60)
+
+            # SIGKILL: the node goes NotReady, the pod keeps its process and CPU; the next
+            # agent adopts it and the node is Ready again.
             agent.send_signal(signal.SIGKILL)
             agent.wait(10)
+            wait_for("the node NotReady", lambda: _ready(api) == "Unknown", timeout=90)
+            assert host.marked() == {pid}
+            assert cpus_allowed(pid) == cpus
             host.start(*join)
+            wait_for("the node Ready again", lambda: _ready(api) == "True", timeout=60)
             wait_for("Running again", running)
             assert host.marked() == {pid}
             assert cpus_allowed(pid) == cpus
@@ -89,7 +108,18 @@ def test_the_agent_joins_runs_survives_sigkill_and_deletes(host: Host, tmp_path:
             wait_for("the pod gone", lambda: api.pod("web") is None)
             assert not alive(pid)
         finally:
+            lifecycle.terminate()
+            lifecycle.wait(30)
             api.close()
+
+
+def _ready(api: Api) -> str | None:
+    """The status of the Node's Ready condition (``True``, ``False``, ``Unknown``)."""
+    node = _node(api) or {}
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return str(condition.get("status"))
+    return None
 
 
 def _node(api: Api) -> dict[str, Any] | None:
