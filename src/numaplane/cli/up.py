@@ -11,6 +11,7 @@ the cluster (objects, the agents' state) where it was.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import signal
@@ -27,8 +28,10 @@ from types import FrameType
 
 import click
 
+from numaplane.agent.cluster.nrtcrd import ensure_nrt_crd
 from numaplane.cli.supervisor import Child, Component, Supervisor, last_line
 from numaplane.errors import InputError, NumaplaneError
+from numaplane.kube import KubeClient
 from numaplane.kube.config import load_kubeconfig
 
 #: How long the API server may take to answer ``/readyz`` on start.
@@ -210,6 +213,16 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
     try:
         api = supervisor.start(apiserver_component(options))
         url = wait_ready(supervisor, api, options.kubeconfig)
+        # The NodeResourceTopology CRD is there before the scheduler starts: a scheduler that
+        # found no NRTs would place pods on nodes without their NUMA view until the agents'
+        # own installation of it landed.
+        try:
+            asyncio.run(_install_crds(options.kubeconfig))
+        except NumaplaneError as err:
+            say(
+                f"numaplane up: cannot install the NodeResourceTopology CRD now ({err}); "
+                "the node agents install it when they join"
+            )
         say(f"numaplane up: serving {url} (data in {data_dir})")
         say(f"kubeconfig: {options.kubeconfig}")
         say(f"export KUBECONFIG={options.kubeconfig}")
@@ -235,6 +248,11 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         os.close(lock)
+
+
+async def _install_crds(kubeconfig: Path) -> None:
+    async with KubeClient(load_kubeconfig(kubeconfig)) as client:
+        await ensure_nrt_crd(client)
 
 
 def _absolute(path: Path) -> Path:
