@@ -130,6 +130,7 @@ class Scheduler:
                 pod.namespace,
                 patch_type="strategic",
                 subresource="status",
+                decode=False,
             )
         except KubeError as err:
             log.info("%s: PodScheduled condition not written: %s", pod.key, err)
