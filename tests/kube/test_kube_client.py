@@ -300,6 +300,23 @@ def test_verbs_with_client_certificate_under_a_cluster_prefix(pki: Pki, tmp_path
     assert api.seen[4]["query"] == "labelSelector=a%3Db&limit=5"
 
 
+def test_writes_left_undecoded_answer_an_empty_dict(pki: Pki, tmp_path: Path) -> None:
+    async def body(client: KubeClient, api: FakeApi) -> None:
+        created = await client.create("v1", "configmaps", cm("a", k="1"), "ns", decode=False)
+        assert created == {}
+        patched = await client.patch(
+            "v1", "configmaps", "a", {"data": {"p": "x"}}, "ns", decode=False
+        )
+        assert patched == {}
+        # The writes happened all the same.
+        assert (await client.get("v1", "configmaps", "a", "ns"))["data"] == {"k": "1", "p": "x"}
+        with pytest.raises(ApiError) as err:  # a refusal is still read and raised
+            await client.create("v1", "configmaps", cm("a", k="1"), "ns", decode=False)
+        assert err.value.code == 409
+
+    serve(pki, tmp_path, body)
+
+
 def test_errors_are_the_servers_status(pki: Pki, tmp_path: Path) -> None:
     async def body(client: KubeClient, api: FakeApi) -> None:
         with pytest.raises(ApiError) as missing:

@@ -13,6 +13,7 @@ import click
 
 from numaplane.agent.simulated import SimulatedNodes, SimulatedOptions, node_names
 from numaplane.api.kubeletconfig import KubeletConfiguration
+from numaplane.cli.gctune import freeze_startup_objects, tune_gc
 from numaplane.errors import InputError
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.topology.discover import load_machine
@@ -60,6 +61,8 @@ def run_simulate(
             shown = ", ".join(names[:3]) + (f" ... {names[-1]}" if nodes > 3 else "")
             await asyncio.wait({running, ready}, return_when=asyncio.FIRST_COMPLETED)
             if ready.done():
+                # The nodes are built and registered: what they hold lives as long as we do.
+                freeze_startup_objects()
                 click.echo(f"numaplane agent: {nodes} simulated nodes ready: {shown}", err=True)
             await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
             for task in (running, stopping, ready):
@@ -68,4 +71,5 @@ def run_simulate(
                 await running
         await asyncio.sleep(_SSL_SHUTDOWN_PAUSE_S)
 
+    tune_gc()
     asyncio.run(serve())

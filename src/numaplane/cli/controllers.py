@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from numaplane.api.kubeletvalues import parse_go_duration
+from numaplane.cli.gctune import freeze_startup_objects, tune_gc
 from numaplane.controllers.manager import (
     REGISTRY,
     ControllerManagerError,
@@ -154,7 +155,13 @@ def controllers(
         node_monitor_grace_period=parse_period(
             "--node-monitor-grace-period", node_monitor_grace_period
         ),
-        scheduler_options={"numa_filter": not no_numa_filter, "scoring_strategy": scoring_strategy},
+        scheduler_options={
+            "numa_filter": not no_numa_filter,
+            "scoring_strategy": scoring_strategy,
+            "freeze_gc_after_sync": True,
+        },
         on_leader_change=leader_changed,
     )
+    tune_gc()
+    freeze_startup_objects()
     asyncio.run(_serve(kubeconfig, options))

@@ -147,7 +147,9 @@ class EventRecorder:
             seen.count += 1
             patch = {"count": seen.count, "lastTimestamp": now, "message": record["message"]}
             try:
-                await self.client.patch("v1", "events", seen.name, patch, seen.namespace)
+                await self.client.patch(
+                    "v1", "events", seen.name, patch, seen.namespace, decode=False
+                )
                 return
             except ApiError as err:
                 if not err.is_not_found:
@@ -178,7 +180,7 @@ class EventRecorder:
             "reportingComponent": self.component,
             "reportingInstance": self.host,
         }
-        await self.client.create("v1", "events", body, namespace)
+        await self.client.create("v1", "events", body, namespace, decode=False)
         self._seen[key] = _Seen(namespace, name, count, first)
         while len(self._seen) > CACHE_SIZE:
             self._seen.popitem(last=False)

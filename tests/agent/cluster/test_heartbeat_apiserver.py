@@ -59,6 +59,8 @@ def _fast(client: KubeClient, name: str, node: Node, **kw: Any) -> NodeHeartbeat
         lease_duration_s=1,
         status_update_frequency_s=0.2,
         nrt_interval_s=0.05,
+        nrt_quiet_s=0.05,
+        nrt_max_delay_s=0.2,
         system=SYSTEM,
         **kw,
     )

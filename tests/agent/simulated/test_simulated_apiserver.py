@@ -146,7 +146,14 @@ async def simulator(
     state_dir: Path | None = None,
 ) -> AsyncIterator[SimulatedNodes]:
     options = SimulatedOptions(
-        prefix, len(machines), machines, CONFIG, state_dir=state_dir, nrt_interval=0.05
+        prefix,
+        len(machines),
+        machines,
+        CONFIG,
+        state_dir=state_dir,
+        nrt_interval=0.05,
+        nrt_quiet=0.05,
+        nrt_max_delay=0.2,
     )
     sim = SimulatedNodes(client, options, clock=clock)
     task = asyncio.create_task(sim.run())

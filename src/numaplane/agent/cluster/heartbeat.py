@@ -12,9 +12,16 @@
   computed every update period and after each ``changed()``, and posted (a merge patch of
   ``nodes/<name>/status``) only when it differs from the last one posted, or when the report
   period has passed; a condition keeps its ``lastTransitionTime`` while its status holds.
-- The NodeResourceTopology: published after each ``changed()``, at most once per
-  ``nrt_interval`` (0.5 s), and once at start, unless identical to the last one written; the
-  CRD is installed first (once per client; lease and status do not wait for it).
+- The NodeResourceTopology: published once at start, then after ``changed()`` once the node
+  has been quiet for ``nrt_quiet`` (1 s) or, on a node that keeps changing, ``nrt_max_delay``
+  (10 s) after the first change not yet published, and never twice within ``nrt_interval``
+  (0.5 s); not at all when identical to the last one written. The CRD is installed first (once
+  per client; lease and status do not wait for it). Why not after every change: a scheduler
+  keeps its own replica of the node (what it bound there, in order), so the NRT is a correction
+  for what it cannot see, not its source of truth; each write is 10-25 KB through the server's
+  CRD validation, and a node admitting a pod every few tens of milliseconds would otherwise
+  write one per admission. NFD's topology-updater publishes every 60 s (``--sleep-interval``)
+  plus on kubelet state changes; 10 s keeps a zone-estimating scheduler reasonably current.
 - A Node deleted while the heartbeat runs (``kubectl delete node``) is registered again: its
   lease, owned by it, goes with it, and the next renewal re-creates the lease (an update may
   create a Lease), which tells.
@@ -52,7 +59,7 @@ from numaplane.agent.cluster.nrtcrd import ensure_nrt_crd
 from numaplane.kube import ApiError, KubeClient
 from numaplane.node.admission import Node
 
-__all__ = ["LEASE_NAMESPACE", "Backoff", "NodeHeartbeat"]
+__all__ = ["LEASE_NAMESPACE", "Backoff", "NodeHeartbeat", "nrt_due"]
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +89,23 @@ class Backoff:
     def reset(self) -> None:
         """A success: start from ``initial`` again."""
         self._next = self.initial
+
+
+def nrt_due(
+    earliest: float,
+    first_change: float | None,
+    last_change: float,
+    quiet: float,
+    max_delay: float,
+) -> float:
+    """When a pending NodeResourceTopology may be published: not before ``earliest`` (the
+    least interval after the last write), and, for changes first seen at ``first_change`` and
+    last at ``last_change``, once ``quiet`` seconds passed without a change or ``max_delay``
+    after the first one, whichever comes first. ``first_change`` ``None``: nothing to wait
+    for (the publication at start, or a retry)."""
+    if first_change is None:
+        return earliest
+    return max(earliest, min(last_change + quiet, first_change + max_delay))
 
 
 def micro_time(moment: float) -> str:
@@ -121,6 +145,8 @@ class NodeHeartbeat:
         status_update_frequency_s: float = 10.0,
         status_report_frequency_s: float = 300.0,
         nrt_interval_s: float = 0.5,
+        nrt_quiet_s: float = 1.0,
+        nrt_max_delay_s: float = 10.0,
         publish_nrt: bool = True,
         system: NodeSystemInfo | None = None,
         max_pods: int = DEFAULT_MAX_PODS,
@@ -140,6 +166,12 @@ class NodeHeartbeat:
         self._update_frequency = status_update_frequency_s
         self._report_frequency = status_report_frequency_s
         self._nrt_interval = nrt_interval_s
+        self._nrt_quiet = nrt_quiet_s
+        self._nrt_max_delay = max(nrt_max_delay_s, nrt_quiet_s)
+        # Monotonic times of the first and the last change not yet published (``None``: the
+        # pending publication is the one at start or a retry, due at once).
+        self._first_change: float | None = None
+        self._last_change = 0.0
         self._publish_nrt = publish_nrt
         self._system = system
         self._max_pods = max_pods
@@ -153,6 +185,7 @@ class NodeHeartbeat:
         self._nrt_version: str | None = None
         self._nrt_written: dict[str, Any] | None = None
         self._dirty = True  # the first NRT is published at start
+        self._status_dirty = False
         self._stopped = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -162,7 +195,12 @@ class NodeHeartbeat:
     def changed(self) -> None:
         """An admission or a release happened (thread-safe): publish the NRT and recheck the
         status soon."""
+        now = self._monotonic()
+        if self._first_change is None:
+            self._first_change = now
+        self._last_change = now
         self._dirty = True
+        self._status_dirty = True
         self._wake_up()
 
     def stop(self) -> None:
@@ -271,7 +309,9 @@ class NodeHeartbeat:
             for key in ("capacity", "allocatable"):
                 gone = {k: None for k in previous[key] if k not in status[key]}
                 patch[key] = {**gone, **status[key]}
-        await self._client.patch("v1", "nodes", self.name, {"status": patch}, subresource="status")
+        await self._client.patch(
+            "v1", "nodes", self.name, {"status": patch}, subresource="status", decode=False
+        )
         self._posted = {**desired, "status": status}
         self._posted_at = self._monotonic()
 
@@ -421,33 +461,48 @@ class NodeHeartbeat:
         lease_backoff, status_backoff, nrt_backoff = Backoff(), Backoff(), Backoff()
         now = self._monotonic()
         next_lease, next_status, next_nrt = now, now + self._update_frequency, now
+        next_recheck = now  # the status is rechecked at most every ``nrt_interval`` on changes
         while not self._stopped:
             now = self._monotonic()
             if now >= next_lease:
                 next_lease = now + await self._attempt(
                     "renew the lease", self.renew_lease, lease_backoff, self._renew_interval
                 )
-            if self._dirty and self._publish_nrt and now >= next_nrt:
+            if self._status_dirty and now >= next_recheck:
+                # An admission may change allocatable (devices), set_ready the conditions.
+                self._status_dirty = False
+                next_recheck = now + self._nrt_interval
+                next_status = now
+            if not self._publish_nrt:
                 self._dirty = False
+                self._first_change = None
+            elif self._dirty and now >= self._nrt_due(next_nrt):
+                self._dirty = False
+                self._first_change = None
                 delay = await self._attempt("publish the NRT", self.publish_nrt, nrt_backoff, 0)
                 if delay:
                     self._dirty = True  # failed: publish again after the backoff
                 next_nrt = now + max(delay, self._nrt_interval)
-                next_status = now  # an admission may change allocatable (devices)
-            elif self._dirty and not self._publish_nrt:
-                self._dirty = False
-                next_status = now
             if now >= next_status:
                 next_status = now + await self._attempt(
                     "post the node status", self.sync_status, status_backoff, self._update_frequency
                 )
-            # Cleared before ``_dirty`` is read: a ``changed()`` after this line wakes the wait.
+            # Cleared before the flags are read: a ``changed()`` after this line wakes the wait.
             self._wake.clear()
-            due = min(next_lease, next_status, next_nrt if self._dirty else next_lease)
+            due = min(next_lease, next_status)
+            if self._dirty:
+                due = min(due, self._nrt_due(next_nrt))
+            if self._status_dirty:
+                due = min(due, next_recheck)
             timeout = due - self._monotonic()
             if timeout > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _nrt_due(self, next_nrt: float) -> float:
+        return nrt_due(
+            next_nrt, self._first_change, self._last_change, self._nrt_quiet, self._nrt_max_delay
+        )
 
     async def _attempt(
         self,

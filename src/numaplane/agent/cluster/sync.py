@@ -157,6 +157,7 @@ class StatusReporter:
                     {"metadata": {"uid": uid}, "status": status},
                     meta.get("namespace") or "default",
                     subresource="status",
+                    decode=False,
                 )
             except ApiError as err:
                 if err.is_not_found:

@@ -89,6 +89,8 @@ def build_nodes(
     labels: Mapping[str, str],
     address: str,
     nrt_interval: float,
+    nrt_quiet: float = 1.0,
+    nrt_max_delay: float = 10.0,
 ) -> dict[str, SimNode]:
     """The nodes by name, each engine restored from its snapshot file when there is one."""
     nodes: dict[str, SimNode] = {}
@@ -103,6 +105,8 @@ def build_nodes(
             address=address,
             clock=clock,
             nrt_interval_s=nrt_interval,
+            nrt_quiet_s=nrt_quiet,
+            nrt_max_delay_s=nrt_max_delay,
         )
         restored = {pod.uid for pod in engine.pods}
         nodes[name] = SimNode(name, engine, heartbeat, client, clock, restored=restored)

@@ -74,6 +74,10 @@ class SimulatedOptions:
     max_in_flight: int = 16
     #: Least seconds between two NodeResourceTopology publications of one node.
     nrt_interval: float = 0.5
+    #: Quiet seconds after a node's last change before its NRT is published, and the most
+    #: seconds a change of a busy node waits (see ``NodeHeartbeat``).
+    nrt_quiet: float = 1.0
+    nrt_max_delay: float = 10.0
     #: Seconds between two saves of the changed nodes' snapshot files (``state_dir``).
     checkpoint_interval: float = 2.0
 
@@ -102,6 +106,8 @@ class SimulatedNodes:
                 labels=options.labels,
                 address=options.address,
                 nrt_interval=options.nrt_interval,
+                nrt_quiet=options.nrt_quiet,
+                nrt_max_delay=options.nrt_max_delay,
             )
         except BaseException:
             self.close()
@@ -334,6 +340,7 @@ class SimulatedNodes:
                     {"metadata": {"uid": uid}, "status": status},
                     sim.namespace,
                     subresource="status",
+                    decode=False,
                 )
                 sim.written = max(sim.written, version)
         except ApiError as err:

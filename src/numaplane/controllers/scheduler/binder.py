@@ -77,6 +77,7 @@ class Binder:
                             binding_body(pod, node_name),
                             pod.namespace,
                             subresource="binding",
+                            decode=False,
                         )
                     except KubeError as err:
                         error = err

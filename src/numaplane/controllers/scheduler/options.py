@@ -42,6 +42,10 @@ class SchedulerOptions:
     nrt_sync_timeout: float = 5.0
     #: Seed of the tie-break between equally scored nodes (None: random, as upstream).
     seed: int | None = None
+    #: Once the caches are synced, move what they hold out of the cyclic garbage collector's
+    #: reach (``gc.freeze()``; see ``numaplane.cli.gctune``): the ``controllers`` command sets
+    #: it, tests sharing one interpreter do not.
+    freeze_gc_after_sync: bool = False
 
     def __post_init__(self) -> None:
         if self.scoring_strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
