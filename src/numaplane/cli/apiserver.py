@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from numaplane.apiserver.server import ServerConfig, ServerError, check_cluster_name, start_server
+from numaplane.cli.gctune import freeze_startup_objects, tune_gc
 
 CLUSTER_PREFIX = "cluster-"
 MAX_CLUSTERS = 1000
@@ -140,6 +141,10 @@ def apiserver(
         clusters=clusters,
         token_auth_file=token_auth_file,
     )
+    # A server lives long and decodes many small objects: the collector's defaults cost it
+    # seconds per thousand writes (numaplane.cli.gctune).
+    tune_gc()
+    freeze_startup_objects()
     try:
         asyncio.run(_serve(config))
     except KeyboardInterrupt:
