@@ -180,6 +180,19 @@ def start_apiserver(
         *(arg for name in clusters for arg in ("--cluster", name)),
         *extra_args,
     ]
+    return launch(argv, data_dir, log_path, tuple(clusters), startup_timeout_s)
+
+
+def launch(
+    argv: Sequence[str],
+    data_dir: Path,
+    log_path: Path,
+    clusters: tuple[str, ...] = (),
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+) -> RunningApiServer:
+    """Run ``argv`` (a command that starts an API server on ``data_dir``: ``numaplane
+    apiserver`` or ``numaplane up``) with its output appended to ``log_path``, and wait until
+    the server is ready; a failed start stops the process (SIGTERM, then SIGKILL) and raises."""
     with log_path.open("ab") as log:
         # The log is kept across restarts; only what this process prints counts.
         offset = log.tell()
@@ -192,12 +205,15 @@ def start_apiserver(
         )
     work = Path(tempfile.mkdtemp(prefix="apiserver-client-"))
     try:
-        return _wait_ready(
-            process, data_dir, log_path, offset, tuple(clusters), work, startup_timeout_s
-        )
+        return _wait_ready(process, data_dir, log_path, offset, clusters, work, startup_timeout_s)
     except BaseException:
         if process.poll() is None:
-            process.kill()
+            # SIGTERM first: ``numaplane up`` stops its children on it.
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
         process.wait()
         raise
 

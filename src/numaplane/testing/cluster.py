@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +24,7 @@ from numaplane.testing.apiserver import (
     STARTUP_TIMEOUT_S,
     ApiServerStartError,
     RunningApiServer,
-    _wait_ready,
+    launch,
 )
 
 #: How long Nodes may take to register and turn Ready once the API server is up.
@@ -122,37 +119,8 @@ def start_cluster(
         *(("-c", str(kubelet_config)) if kubelet_config is not None else ()),
         *extra_args,
     ]
-    with log_path.open("ab") as log:
-        offset = log.tell()
-        process = subprocess.Popen(
-            argv,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    work = Path(tempfile.mkdtemp(prefix="cluster-client-"))
-    try:
-        server = _wait_ready(process, data_dir, log_path, offset, (), work, startup_timeout_s)
-    except BaseException:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        process.wait()
-        raise
-    return RunningCluster(
-        server.url,
-        data_dir,
-        server.kubeconfig,
-        process,
-        log_path,
-        server.credentials,
-        (),
-        work,
-    )
+    server = launch(argv, data_dir, log_path, (), startup_timeout_s)
+    return RunningCluster(**{f.name: getattr(server, f.name) for f in fields(server)})
 
 
 @contextlib.contextmanager
