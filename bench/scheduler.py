@@ -27,12 +27,13 @@ from typing import Any
 
 from numaplane.agent.cluster.nodeobject import node_object
 from numaplane.agent.cluster.nrt import nrt_object
-from numaplane.api.kubeletconfig import KubeletConfiguration, kubelet_config_from_dict
+from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.controllers.scheduler.cache import Cache
 from numaplane.controllers.scheduler.framework import decide
 from numaplane.controllers.scheduler.options import SchedulerOptions
 from numaplane.controllers.scheduler.podinfo import pod_info
 from numaplane.node.admission import Node
+from numaplane.testing.kubeletconfigs import static_single_numa_config
 from numaplane.topology.model import Machine
 from numaplane.topology.synthetic import parse_synthetic
 
@@ -46,18 +47,7 @@ SIZES = ((1, "512Mi"), (2, "1Gi"), (3, "1Gi"), (4, "2Gi"), (6, "2Gi"))
 
 def kubelet_config(machine: Machine) -> KubeletConfiguration:
     """Static CPU and memory managers, CPU 0 and 1124Mi reserved, single-numa-node."""
-    return kubelet_config_from_dict(
-        {
-            "cpuManagerPolicy": "static",
-            "reservedSystemCPUs": "0",
-            "systemReserved": {"memory": "1Gi"},
-            "evictionHard": {"memory.available": "100Mi"},
-            "memoryManagerPolicy": "Static",
-            "reservedMemory": [{"numaNode": machine.numa_ids[0], "limits": {"memory": "1124Mi"}}],
-            "topologyManagerPolicy": "single-numa-node",
-            "topologyManagerScope": "container",
-        }
-    )
+    return static_single_numa_config(machine)
 
 
 def pod_object(i: int, rng: random.Random) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from numaplane.node.snapshot import (
     states_from_documents,
 )
 from numaplane.node.statedir import CPU_FILE, DEVICE_FILE, MEMORY_FILE, StateFiles, encode_states
+from numaplane.testing.kubeletconfigs import static_single_numa_config
 from numaplane.topology.model import Machine
 from numaplane.topology.presets import PRESETS
 from numaplane.topology.synthetic import parse_synthetic
@@ -49,18 +50,7 @@ MACHINES = {
 
 
 def _config(machine: Machine, **overrides: Any) -> KubeletConfiguration:
-    doc: dict[str, Any] = {
-        "cpuManagerPolicy": "static",
-        "reservedSystemCPUs": "0",
-        "systemReserved": {"memory": "1Gi"},
-        "evictionHard": {"memory.available": "100Mi"},
-        "memoryManagerPolicy": "Static",
-        "reservedMemory": [{"numaNode": machine.numa_ids[0], "limits": {"memory": "1124Mi"}}],
-        "topologyManagerPolicy": "single-numa-node",
-        "topologyManagerScope": "container",
-    }
-    doc.update(overrides)
-    return kubelet_config_from_dict({k: v for k, v in doc.items() if v is not None})
+    return static_single_numa_config(machine, **overrides)
 
 
 def _devices(machine: Machine) -> list[InMemoryDeviceSource]:

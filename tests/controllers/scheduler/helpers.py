@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from numaplane.api.kubeletconfig import KubeletConfiguration, kubelet_config_from_dict
+from numaplane.api.kubeletconfig import KubeletConfiguration
+from numaplane.testing.kubeletconfigs import static_single_numa_config
 from numaplane.topology.model import Machine
 
 
@@ -78,15 +79,4 @@ def pod_obj(
 
 def single_numa_config(machine: Machine, *, scope: str = "container") -> KubeletConfiguration:
     """Static CPU and memory managers, CPU 0 and 1124Mi reserved, single-numa-node."""
-    return kubelet_config_from_dict(
-        {
-            "cpuManagerPolicy": "static",
-            "reservedSystemCPUs": "0",
-            "systemReserved": {"memory": "1Gi"},
-            "evictionHard": {"memory.available": "100Mi"},
-            "memoryManagerPolicy": "Static",
-            "reservedMemory": [{"numaNode": machine.numa_ids[0], "limits": {"memory": "1124Mi"}}],
-            "topologyManagerPolicy": "single-numa-node",
-            "topologyManagerScope": scope,
-        }
-    )
+    return static_single_numa_config(machine, topologyManagerScope=scope)
