@@ -42,13 +42,17 @@ from numaplane.api.quantity import Quantity
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.node.admission import Node, NodeStates
 from numaplane.node.cpumanager import state as cpu_state
-from numaplane.node.devicemanager import checkpoint as device_codec
-from numaplane.node.devicemanager import state_checkpoint as device_checkpoint
 from numaplane.node.devicemanager.device import Device
 from numaplane.node.devicemanager.source import InMemoryDeviceSource
 from numaplane.node.memorymanager import state as memory_state
 from numaplane.node.requests import CPU, scheduler_requests
-from numaplane.node.statedir import CPU_FILE, DEVICE_FILE, MEMORY_FILE, StateFiles
+from numaplane.node.statedir import (
+    CPU_FILE,
+    DEVICE_FILE,
+    MEMORY_FILE,
+    StateFiles,
+    device_checkpoint_of,
+)
 from numaplane.node.topologymanager.bitmask import BitMask
 from numaplane.node.topologymanager.hint import TopologyHint
 from numaplane.topology.cpuset import CPUSet
@@ -359,14 +363,7 @@ def state_documents(states: NodeStates, config: KubeletConfiguration) -> dict[st
     if memory_entries:
         memory["entries"] = memory_entries
     memory["checksum"] = 0
-    unsummed = device_checkpoint.checkpoint_of(
-        states.devices.entries(), states.devices.registered_devices()
-    )
-    devices = device_codec.DeviceManagerCheckpoint(
-        unsummed.pod_device_entries,
-        unsummed.registered_devices,
-        checksum=unsummed.compute_checksum(),
-    )
+    devices = device_checkpoint_of(states)
     return {CPU_FILE: cpu, MEMORY_FILE: memory, DEVICE_FILE: json.loads(devices.to_bytes())}
 
 

@@ -436,6 +436,18 @@ def _devices(data: bytes | None, source: str) -> device_state.InMemoryState:
     )
 
 
+def device_checkpoint_of(states: NodeStates) -> device_codec.DeviceManagerCheckpoint:
+    """The device manager's checkpoint of ``states``, with the checksum the kubelet writes."""
+    unsummed = device_checkpoint.checkpoint_of(
+        states.devices.entries(), states.devices.registered_devices()
+    )
+    return device_codec.DeviceManagerCheckpoint(
+        unsummed.pod_device_entries,
+        unsummed.registered_devices,
+        checksum=unsummed.compute_checksum(),
+    )
+
+
 def encode_states(
     states: NodeStates, pods: Sequence[Pod], cpu_policy: str, memory_policy: str
 ) -> dict[str, bytes]:
@@ -446,14 +458,7 @@ def encode_states(
     memory = memory_checkpoint.checkpoint_of(
         memory_policy, states.memory.get_machine_state(), states.memory.get_memory_assignments()
     )
-    unsummed = device_checkpoint.checkpoint_of(
-        states.devices.entries(), states.devices.registered_devices()
-    )
-    devices = device_codec.DeviceManagerCheckpoint(
-        unsummed.pod_device_entries,
-        unsummed.registered_devices,
-        checksum=unsummed.compute_checksum(),
-    )
+    devices = device_checkpoint_of(states)
     return {
         CPU_FILE: cpu.to_bytes(),
         MEMORY_FILE: memory.to_bytes(1),
@@ -469,6 +474,7 @@ __all__ = [
     "StateDirError",
     "StateFiles",
     "commit_files",
+    "device_checkpoint_of",
     "encode_states",
     "ensure_writable_dir",
     "locked",
