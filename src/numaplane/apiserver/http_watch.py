@@ -45,9 +45,29 @@ def watch_timeout(timeout_seconds: str | None, rng: random.Random | None = None)
     return MIN_REQUEST_TIMEOUT_S * ((rng or random).random() + 1.0)
 
 
+#: The last lines framed, by event type and object identity, each with its object (kept alive
+#: so that its id is not reused): every watcher of a resource is sent the same store object,
+#: which is encoded once for all of them. Objects from the store are never changed.
+_FRAMED: dict[tuple[str, int], tuple[dict[str, Any], bytes]] = {}
+_FRAMED_LIMIT = 256
+
+
 def frame(event_type: str, obj: dict[str, Any]) -> bytes:
     """One event as its newline-terminated JSON line (upstream's JSON framer)."""
     return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+def shared_frame(event_type: str, obj: dict[str, Any]) -> bytes:
+    """:func:`frame` of an object from the store, encoded once for every watcher sent it."""
+    key = (event_type, id(obj))
+    found = _FRAMED.get(key)
+    if found is not None and found[0] is obj:
+        return found[1]
+    line = frame(event_type, obj)
+    if len(_FRAMED) >= _FRAMED_LIMIT:
+        _FRAMED.clear()
+    _FRAMED[key] = (obj, line)
+    return line
 
 
 @dataclass
@@ -103,9 +123,13 @@ async def stream_events(
                 event_type, obj = "ERROR", err.status()
             state.writing = True
             try:
-                if transform is not None and event_type not in ("ERROR", "BOOKMARK"):
-                    obj = transform(event_type, obj)
-                await response.write(frame(event_type, obj))
+                if event_type in ("ERROR", "BOOKMARK"):
+                    line = frame(event_type, obj)
+                elif transform is not None:
+                    line = frame(event_type, transform(event_type, obj))
+                else:
+                    line = shared_frame(event_type, obj)
+                await response.write(line)
             finally:
                 state.writing = False
             if event_type == "ERROR" or state.stop:

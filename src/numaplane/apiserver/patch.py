@@ -20,6 +20,7 @@ import jsonpatch  # type: ignore[import-untyped]
 import jsonpointer  # type: ignore[import-untyped]
 
 from numaplane.apiserver.errors import StatusError, bad_request
+from numaplane.apiserver.jsoncopy import json_copy
 from numaplane.apiserver.patch_go import JSONBodyError, StrategicPatchError, loads_go
 from numaplane.apiserver.patch_strategic import strategic_merge_patch
 
@@ -163,7 +164,7 @@ def merge_patch(
             if _strict(field_validation):
                 raise bad_request(f"error decoding patch: {err}") from None
             raise bad_request("Invalid JSON Patch") from None
-    result = _merge(copy.deepcopy(dict(obj)), patch)
+    result = _merge(json_copy(dict(obj)), patch)
     if not isinstance(result, dict):
         kind = "array" if isinstance(result, list) else "string"
         raise bad_request(
