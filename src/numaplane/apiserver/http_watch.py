@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Callable
+import types
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,41 @@ def shared_frame(event_type: str, obj: dict[str, Any]) -> bytes:
     return line
 
 
+#: Events already waiting are written together up to about this many bytes.
+FLUSH_BYTES = 256 * 1024
+
+
+def _poll(step: Any) -> tuple[bool, Any]:
+    """Run the awaitable ``step`` (an ``__anext__`` call) up to its first suspension: ``(True,
+    its result)`` when it finished without one, else ``(False, what it yielded)``."""
+    try:
+        yielded = step.send(None)
+    except StopIteration as stop:
+        return True, stop.value
+    return False, yielded
+
+
+@types.coroutine
+def _finish(step: Any, yielded: Any) -> Generator[Any, Any, Any]:
+    """Await the rest of ``step``, which :func:`_poll` started and which yielded ``yielded``
+    (the task running this passes on what ``step`` waits for, and the outcome or a
+    cancellation back)."""
+    value = yielded
+    while True:
+        try:
+            sent = yield value
+        except BaseException as exc:  # a cancellation (or any throw) goes to the step
+            try:
+                value = step.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                value = step.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+
 @dataclass
 class _PumpState:
     writing: bool = False
@@ -108,30 +144,61 @@ async def stream_events(
     await response.prepare(request)
     state = _PumpState()
 
+    buffered: list[bytes] = []
+
+    async def flush() -> None:
+        if not buffered:
+            return
+        data = b"".join(buffered)
+        buffered.clear()
+        state.writing = True
+        try:
+            await response.write(data)
+        finally:
+            state.writing = False
+
     async def pump() -> None:
         pending: asyncio.Task[tuple[str, dict[str, Any]]] | None = first
+        size = 0
         while True:
+            step: Any = None
             try:
                 if pending is not None:
                     event_type, obj = await pending
                     pending = None
                 else:
-                    event_type, obj = await anext(events)
+                    # Events already there go out in one write (one TLS record and one chunk
+                    # for a store commit's batch, not one each); what is buffered is written
+                    # before the stream waits for more.
+                    step = events.__anext__()
+                    ready, value = _poll(step)
+                    if not ready:
+                        await flush()
+                        size = 0
+                        if state.stop:
+                            return
+                        value = await _finish(step, value)
+                    step = None
+                    event_type, obj = value
             except StopAsyncIteration:
+                await flush()
                 return
             except StatusError as err:
                 event_type, obj = "ERROR", err.status()
-            state.writing = True
-            try:
-                if event_type in ("ERROR", "BOOKMARK"):
-                    line = frame(event_type, obj)
-                elif transform is not None:
-                    line = frame(event_type, transform(event_type, obj))
-                else:
-                    line = shared_frame(event_type, obj)
-                await response.write(line)
             finally:
-                state.writing = False
+                if step is not None:
+                    step.close()
+            if event_type in ("ERROR", "BOOKMARK"):
+                line = frame(event_type, obj)
+            elif transform is not None:
+                line = frame(event_type, transform(event_type, obj))
+            else:
+                line = shared_frame(event_type, obj)
+            buffered.append(line)
+            size += len(line)
+            if event_type == "ERROR" or state.stop or size >= FLUSH_BYTES:
+                await flush()
+                size = 0
             if event_type == "ERROR" or state.stop:
                 return
 
