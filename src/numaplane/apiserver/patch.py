@@ -157,14 +157,16 @@ def merge_patch(
     is not JSON is a 400: ``error decoding patch: ...`` under ``Strict``/``Warn`` field
     validation, else evanphx's ``Invalid JSON Patch``; a patch that is not an object replaces
     the whole document, which then fails to decode as an object."""
-    if isinstance(patch, bytes | str):
+    # A patch decoded here is this call's own: its values go into the result uncopied.
+    private = isinstance(patch, bytes | str)
+    if private:
         try:
             patch = loads_go(patch)
         except JSONBodyError as err:
             if _strict(field_validation):
                 raise bad_request(f"error decoding patch: {err}") from None
             raise bad_request("Invalid JSON Patch") from None
-    result = _merge(json_copy(dict(obj)), patch)
+    result = _merge(json_copy(dict(obj)), patch, private)
     if not isinstance(result, dict):
         kind = "array" if isinstance(result, list) else "string"
         raise bad_request(
@@ -173,16 +175,20 @@ def merge_patch(
     return result
 
 
-def _merge(target: Any, patch: Any) -> Any:
+_ATOMS: Final = (str, int, float)
+
+
+def _merge(target: Any, patch: Any, private: bool = False) -> Any:
     if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
+        # An atom is its own copy (as deepcopy has it).
+        return patch if private or isinstance(patch, _ATOMS) else copy.deepcopy(patch)
     if not isinstance(target, dict):
         target = {}
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
         else:
-            target[key] = _merge(target.get(key), value)
+            target[key] = _merge(target.get(key), value, private)
     return target
 
 

@@ -1,5 +1,6 @@
-"""The shortcuts of the managed-fields walks decide exactly as the full walks: JSON equality
-decided in C, unchanged subtrees skipped, ``fieldsV1`` encodings reused."""
+"""The shortcuts of the write path decide exactly as the full walks: JSON equality decided in
+C (managed fields, CRD ratcheting), unchanged subtrees skipped, ``fieldsV1`` encodings reused,
+merge patches copying only what they must."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from typing import Any
 
 import pytest
 
+from numaplane.apiserver.crd.correlation import json_equal
 from numaplane.apiserver.fieldpath import (
     FieldPathError,
     compare,
     same_value,
     to_fields_v1,
 )
+from numaplane.apiserver.patch import merge_patch
 from numaplane.apiserver.patchmeta import Schema
 
 NAN = float("nan")
@@ -101,3 +104,44 @@ def test_fields_v1_is_a_fresh_object_each_time() -> None:
     first = to_fields_v1(fields)
     first["f:spec"]["f:changed"] = {}
     assert to_fields_v1(fields) == {"f:spec": {".": {}, "f:replicas": {}}}
+
+
+@dataclass(frozen=True)
+class RatchetCase:
+    name: str
+    a: Any
+    b: Any
+    equal: bool
+
+
+SHARED_NAN = [NAN]
+RATCHETS = [
+    RatchetCase("one is one point zero", {"x": [1]}, {"x": [1.0]}, True),
+    RatchetCase("true is not one", {"x": True}, {"x": 1}, False),
+    RatchetCase("key order does not matter", {"a": 1, "b": [2]}, {"b": [2], "a": 1}, True),
+    RatchetCase("NaN is never equal, even to itself", SHARED_NAN, SHARED_NAN, False),
+    RatchetCase("NaN is not null", [NAN], [None], False),
+    RatchetCase("integers past 64 bits", [2**70], [2**70], True),
+    RatchetCase("a longer list", [1, 2], [1, 2, 3], False),
+]
+
+
+@pytest.mark.parametrize("case", RATCHETS, ids=lambda c: c.name)
+def test_ratcheting_equality(case: RatchetCase) -> None:
+    assert json_equal(case.a, case.b) is case.equal
+    assert json_equal(case.b, case.a) is case.equal
+
+
+def test_merge_patch_from_a_mapping_does_not_share_its_values() -> None:
+    patch = {"spec": {"list": [1, 2], "nested": {"v": "x"}}}
+    result = merge_patch({"spec": {}}, patch)
+    result["spec"]["list"].append(3)
+    assert patch == {"spec": {"list": [1, 2], "nested": {"v": "x"}}}
+
+
+def test_merge_patch_leaves_the_object_alone() -> None:
+    obj = {"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1]}}
+    result = merge_patch(obj, b'{"metadata": {"labels": {"b": "2"}}, "spec": {"list": [2]}}')
+    result["metadata"]["labels"]["c"] = "3"
+    assert obj == {"metadata": {"labels": {"a": "1"}}, "spec": {"list": [1]}}
+    assert result["spec"] == {"list": [2]}
