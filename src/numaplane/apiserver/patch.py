@@ -158,8 +158,9 @@ def merge_patch(
     validation, else evanphx's ``Invalid JSON Patch``; a patch that is not an object replaces
     the whole document, which then fails to decode as an object."""
     # A patch decoded here is this call's own: its values go into the result uncopied.
-    private = isinstance(patch, bytes | str)
-    if private:
+    private = False
+    if isinstance(patch, bytes | str):
+        private = True
         try:
             patch = loads_go(patch)
         except JSONBodyError as err:
