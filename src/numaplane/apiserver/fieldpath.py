@@ -445,14 +445,10 @@ def _compare(
             _compare(lv, rv, sub, (*path, element), added, modified, removed)
         return
     if lkind and rhs is MISSING:
-        for element, (value, sub) in _children(lhs, schema, lkind, path).items():
-            _compare(value, MISSING, sub, (*path, element), added, modified, removed)
-        removed.add(path)
+        _every_path(lhs, schema, lkind, path, removed)
         return
     if rkind and lhs is MISSING:
-        for element, (value, sub) in _children(rhs, schema, rkind, path).items():
-            _compare(MISSING, value, sub, (*path, element), added, modified, removed)
-        added.add(path)
+        _every_path(rhs, schema, rkind, path, added)
         return
     if lkind or rkind:
         # A container on one side, something else on the other: the field changed, and the
@@ -474,6 +470,19 @@ def _compare(
         removed.add(path)
     elif not same_value(lhs, rhs):
         modified.add(path)
+
+
+def _every_path(value: Any, schema: Schema, kind: str, path: Path, out: set[Path]) -> None:
+    # The comparison of a container with nothing on the other side: it and everything in it
+    # (added or removed, as ``out`` is).
+    for element, (child, sub) in _children(value, schema, kind, path).items():
+        child_path = (*path, element)
+        child_kind = _container(child, sub)
+        if child_kind:
+            _every_path(child, sub, child_kind, child_path, out)
+        else:
+            out.add(child_path)
+    out.add(path)
 
 
 def merge(live: Any, config: Any, schema: Schema) -> Any:
