@@ -152,8 +152,11 @@ def merge_patch(
     patch: bytes | str | Mapping[str, Any] | Any,
     *,
     field_validation: str = "Strict",
+    consume: bool = False,
 ) -> dict[str, Any]:
-    """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified). A patch that
+    """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified, unless
+    ``consume`` says the caller has no further use for it: it is then patched in place,
+    sparing a copy). A patch that
     is not JSON is a 400: ``error decoding patch: ...`` under ``Strict``/``Warn`` field
     validation, else evanphx's ``Invalid JSON Patch``; a patch that is not an object replaces
     the whole document, which then fails to decode as an object."""
@@ -167,7 +170,7 @@ def merge_patch(
             if _strict(field_validation):
                 raise bad_request(f"error decoding patch: {err}") from None
             raise bad_request("Invalid JSON Patch") from None
-    result = _merge(json_copy(dict(obj)), patch, private)
+    result = _merge(dict(obj) if consume else json_copy(dict(obj)), patch, private)
     if not isinstance(result, dict):
         kind = "array" if isinstance(result, list) else "string"
         raise bad_request(
