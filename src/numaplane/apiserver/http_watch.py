@@ -75,11 +75,12 @@ def shared_frame(event_type: str, obj: dict[str, Any]) -> bytes:
 FLUSH_BYTES = 256 * 1024
 
 
-def _poll(step: Any) -> tuple[bool, Any]:
-    """Run the awaitable ``step`` (an ``__anext__`` call) up to its first suspension: ``(True,
-    its result)`` when it finished without one, else ``(False, what it yielded)``."""
+def _poll(step: Any, error: BaseException | None = None) -> tuple[bool, Any]:
+    """Run the awaitable ``step`` (an ``__anext__`` call) up to its next suspension, sending it
+    ``error`` if given: ``(True, its result)`` when it finished without one, else ``(False,
+    what it yielded)``."""
     try:
-        yielded = step.send(None)
+        yielded = step.send(None) if error is None else step.throw(error)
     except StopIteration as stop:
         return True, stop.value
     return False, yielded
@@ -173,11 +174,18 @@ async def stream_events(
                     step = events.__anext__()
                     ready, value = _poll(step)
                     if not ready:
-                        await flush()
+                        try:
+                            await flush()
+                        except asyncio.CancelledError:
+                            # Nothing else cancels the pump while it writes (the stream's end
+                            # waits for the write): this is the step's own timer (the bookmark
+                            # interval), and the step is where it goes.
+                            ready, value = _poll(step, asyncio.CancelledError())
                         size = 0
                         if state.stop:
                             return
-                        value = await _finish(step, value)
+                        if not ready:
+                            value = await _finish(step, value)
                     step = None
                     event_type, obj = value
             except StopAsyncIteration:
