@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import orjson
+
 from numaplane.apiserver.patchmeta import Schema
 from numaplane.gofmt import go_quote
 
@@ -72,7 +74,37 @@ def same_value(a: Any, b: Any) -> bool:
     """JSON equality (``true`` is not ``1``; ``1`` is ``1.0``)."""
     if (type(a) is type(b) and isinstance(a, str | int | bool)) or a is None or b is None:
         return a == b and type(a) is type(b)
+    decided = _decided(a, b)
+    if decided is not None:
+        return decided
     return canonical(a) == canonical(b)
+
+
+def _dumps_sorted(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _decided(a: Any, b: Any) -> bool | None:
+    # canonical(a) == canonical(b), decided in C where that is sure, else None (the caller
+    # then compares canonical forms, as before). Python's == is JSON equality except that it
+    # takes true for 1 (equal values are therefore confirmed by their bytes) and NaN for
+    # unequal to itself (so unequal values are trusted only when neither holds a NaN or an
+    # infinity, which orjson writes as null and a round trip therefore reveals).
+    if a is b:
+        return True
+    try:
+        if a == b:
+            return True if _dumps_sorted(a) == _dumps_sorted(b) else None
+        if orjson.loads(orjson.dumps(a)) == a and orjson.loads(orjson.dumps(b)) == b:
+            return False
+    except (TypeError, ValueError, RecursionError):
+        pass
+    return None
+
+
+def _identical(a: Any, b: Any) -> bool:
+    # The same JSON value, proven in C; False only means "not proven".
+    return _decided(a, b) is True if a is not b else True
 
 
 def _is_granular_list(schema: Schema) -> bool:
@@ -154,9 +186,11 @@ def path_string(path: Path) -> str:
     return "".join(element_string(e) for e in path)
 
 
+_KIND_ORDER: Final = {"f": 0, "k": 1, "v": 2, "i": 3}
+
+
 def _sort_key(element: PathElement) -> tuple[int, Any]:
-    order = {"f": 0, "k": 1, "v": 2, "i": 3}[element[0]]
-    return (order, element[1])
+    return (_KIND_ORDER[element[0]], element[1])
 
 
 def _encode_element(element: PathElement) -> str:
@@ -164,24 +198,49 @@ def _encode_element(element: PathElement) -> str:
     return f"{kind}:{data}"
 
 
+#: ``fieldsV1`` encodings of recent field sets, as JSON: most writes record the same sets again
+#: (a pod's status patch by its kubelet, every pod of one shape created by one client).
+_ENCODED: dict[FieldSet, bytes] = {}
+_ENCODED_LIMIT: Final = 512
+
+
 def to_fields_v1(fields: Iterable[Path]) -> dict[str, Any]:
     """The ``fieldsV1`` object of a field set (members sorted as upstream serializes them)."""
+    key = fields if isinstance(fields, frozenset) else frozenset(fields)
+    found = _ENCODED.get(key)
+    if found is None:
+        found = orjson.dumps(_encode_fields_v1(key))
+        if len(_ENCODED) >= _ENCODED_LIMIT:
+            _ENCODED.clear()
+        _ENCODED[key] = found
+    # A fresh object each time: the caller owns (and may change) what it is given.
+    encoded: dict[str, Any] = orjson.loads(found)
+    return encoded
+
+
+def _encode_fields_v1(fields: Iterable[Path]) -> dict[str, Any]:
     root: dict[PathElement, Any] = {}
-    members: set[Path] = set(fields)
-    for path in members:
+    # The trie nodes of the members, by identity (a member with children is marked ".").
+    marked: set[int] = set()
+    for path in fields:
         node = root
         for element in path:
-            node = node.setdefault(element, {})
+            child = node.get(element)
+            if child is None:
+                child = node[element] = {}
+            node = child
+        marked.add(id(node))
 
-    def emit(node: dict[PathElement, Any], prefix: Path) -> dict[str, Any]:
+    def emit(node: dict[PathElement, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if prefix in members and node:
+        if id(node) in marked:
             out["."] = {}
-        for element in sorted(node, key=_sort_key):
-            out[_encode_element(element)] = emit(node[element], (*prefix, element))
+        for element in sorted(node, key=_sort_key) if len(node) > 1 else node:
+            child = node[element]
+            out[f"{element[0]}:{element[1]}"] = emit(child) if child else {}
         return out
 
-    return emit(root, ())
+    return emit(root) if root else {}
 
 
 def from_fields_v1(encoded: Mapping[str, Any]) -> FieldSet:
@@ -297,6 +356,59 @@ def _container(value: Any, schema: Schema) -> str:
     return ""
 
 
+_KEYED: dict[int, tuple[Schema, bool]] = {}
+#: Past this many schemas the memo starts over (schemas built per call must not pile up).
+_KEYED_LIMIT: Final = 20000
+
+
+def _has_keyed_list(schema: Schema) -> bool:
+    # Whether a keyed list (whose items may lack their keys) lies under ``schema``. Memoised by
+    # identity (schemas are built once per kind and kept); the entry holds the schema alive so
+    # that its id is not reused.
+    found = _KEYED.get(id(schema))
+    if found is not None:
+        return found[1]
+    if len(_KEYED) > _KEYED_LIMIT:
+        _KEYED.clear()
+    _KEYED[id(schema)] = (schema, True)  # a recursive schema is assumed to hold one
+    keyed = (
+        schema.list_type == "map"
+        or any(_has_keyed_list(sub) for sub in schema.fields.values())
+        or (schema.elements is not None and _has_keyed_list(schema.elements))
+    )
+    _KEYED[id(schema)] = (schema, keyed)
+    return keyed
+
+
+def _items_named(value: Any, schema: Schema, path: Path) -> bool:
+    """Whether every keyed list item under ``value`` has its keys: the only thing the
+    comparison of two equal values can fail on (it then raises as before, from the full
+    walk)."""
+    if not _has_keyed_list(schema):
+        return True
+    try:
+        _name_items(value, schema, path)
+    except FieldPathError:
+        return False
+    return True
+
+
+def _name_items(value: Any, schema: Schema, path: Path) -> None:
+    kind = _container(value, schema)
+    if kind == "map":
+        for key, child in value.items():
+            sub = schema.child(key)
+            if _has_keyed_list(sub):
+                _name_items(child, sub, (*path, ("f", key)))
+    elif kind == "list":
+        item_schema = schema.item()
+        walk = _has_keyed_list(item_schema)
+        for index, item in enumerate(value):
+            element = item_element(item, schema, index, path)
+            if walk:
+                _name_items(item, item_schema, (*path, element))
+
+
 def _children(
     value: Any, schema: Schema, kind: str, path: Path
 ) -> dict[PathElement, tuple[Any, Schema]]:
@@ -319,6 +431,10 @@ def _compare(
 ) -> None:
     lkind = "" if lhs is MISSING else _container(lhs, schema)
     rkind = "" if rhs is MISSING else _container(rhs, schema)
+    if lkind and lkind == rkind and _identical(lhs, rhs) and _items_named(lhs, schema, path):
+        # An unchanged subtree adds, modifies and removes nothing; the walk below would only
+        # find that out, path by path (most of an update: a status patch leaves spec alone).
+        return
     if lkind and lkind == rkind:
         left = _children(lhs, schema, lkind, path)
         right = _children(rhs, schema, rkind, path)
@@ -329,14 +445,10 @@ def _compare(
             _compare(lv, rv, sub, (*path, element), added, modified, removed)
         return
     if lkind and rhs is MISSING:
-        for element, (value, sub) in _children(lhs, schema, lkind, path).items():
-            _compare(value, MISSING, sub, (*path, element), added, modified, removed)
-        removed.add(path)
+        _every_path(lhs, schema, lkind, path, removed)
         return
     if rkind and lhs is MISSING:
-        for element, (value, sub) in _children(rhs, schema, rkind, path).items():
-            _compare(MISSING, value, sub, (*path, element), added, modified, removed)
-        added.add(path)
+        _every_path(rhs, schema, rkind, path, added)
         return
     if lkind or rkind:
         # A container on one side, something else on the other: the field changed, and the
@@ -358,6 +470,19 @@ def _compare(
         removed.add(path)
     elif not same_value(lhs, rhs):
         modified.add(path)
+
+
+def _every_path(value: Any, schema: Schema, kind: str, path: Path, out: set[Path]) -> None:
+    # The comparison of a container with nothing on the other side: it and everything in it
+    # (added or removed, as ``out`` is).
+    for element, (child, sub) in _children(value, schema, kind, path).items():
+        child_path = (*path, element)
+        child_kind = _container(child, sub)
+        if child_kind:
+            _every_path(child, sub, child_kind, child_path, out)
+        else:
+            out.add(child_path)
+    out.add(path)
 
 
 def merge(live: Any, config: Any, schema: Schema) -> Any:

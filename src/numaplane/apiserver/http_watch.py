@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Callable
+import types
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,9 +46,65 @@ def watch_timeout(timeout_seconds: str | None, rng: random.Random | None = None)
     return MIN_REQUEST_TIMEOUT_S * ((rng or random).random() + 1.0)
 
 
+#: The last lines framed, by event type and object identity, each with its object (kept alive
+#: so that its id is not reused): every watcher of a resource is sent the same store object,
+#: which is encoded once for all of them. Objects from the store are never changed.
+_FRAMED: dict[tuple[str, int], tuple[dict[str, Any], bytes]] = {}
+_FRAMED_LIMIT = 256
+
+
 def frame(event_type: str, obj: dict[str, Any]) -> bytes:
     """One event as its newline-terminated JSON line (upstream's JSON framer)."""
     return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+def shared_frame(event_type: str, obj: dict[str, Any]) -> bytes:
+    """:func:`frame` of an object from the store, encoded once for every watcher sent it."""
+    key = (event_type, id(obj))
+    found = _FRAMED.get(key)
+    if found is not None and found[0] is obj:
+        return found[1]
+    line = frame(event_type, obj)
+    if len(_FRAMED) >= _FRAMED_LIMIT:
+        _FRAMED.clear()
+    _FRAMED[key] = (obj, line)
+    return line
+
+
+#: Events already waiting are written together up to about this many bytes.
+FLUSH_BYTES = 256 * 1024
+
+
+def _poll(step: Any, error: BaseException | None = None) -> tuple[bool, Any]:
+    """Run the awaitable ``step`` (an ``__anext__`` call) up to its next suspension, sending it
+    ``error`` if given: ``(True, its result)`` when it finished without one, else ``(False,
+    what it yielded)``."""
+    try:
+        yielded = step.send(None) if error is None else step.throw(error)
+    except StopIteration as stop:
+        return True, stop.value
+    return False, yielded
+
+
+@types.coroutine
+def _finish(step: Any, yielded: Any) -> Generator[Any, Any, Any]:
+    """Await the rest of ``step``, which :func:`_poll` started and which yielded ``yielded``
+    (the task running this passes on what ``step`` waits for, and the outcome or a
+    cancellation back)."""
+    value = yielded
+    while True:
+        try:
+            sent = yield value
+        except BaseException as exc:  # a cancellation (or any throw) goes to the step
+            try:
+                value = step.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                value = step.send(sent)
+            except StopIteration as stop:
+                return stop.value
 
 
 @dataclass
@@ -88,26 +145,68 @@ async def stream_events(
     await response.prepare(request)
     state = _PumpState()
 
+    buffered: list[bytes] = []
+
+    async def flush() -> None:
+        if not buffered:
+            return
+        data = b"".join(buffered)
+        buffered.clear()
+        state.writing = True
+        try:
+            await response.write(data)
+        finally:
+            state.writing = False
+
     async def pump() -> None:
         pending: asyncio.Task[tuple[str, dict[str, Any]]] | None = first
+        size = 0
         while True:
+            step: Any = None
             try:
                 if pending is not None:
                     event_type, obj = await pending
                     pending = None
                 else:
-                    event_type, obj = await anext(events)
+                    # Events already there go out in one write (one TLS record and one chunk
+                    # for a store commit's batch, not one each); what is buffered is written
+                    # before the stream waits for more.
+                    step = events.__anext__()
+                    ready, value = _poll(step)
+                    if not ready:
+                        try:
+                            await flush()
+                        except asyncio.CancelledError:
+                            # Nothing else cancels the pump while it writes (the stream's end
+                            # waits for the write): this is the step's own timer (the bookmark
+                            # interval), and the step is where it goes.
+                            ready, value = _poll(step, asyncio.CancelledError())
+                        size = 0
+                        if state.stop:
+                            return
+                        if not ready:
+                            value = await _finish(step, value)
+                    step = None
+                    event_type, obj = value
             except StopAsyncIteration:
+                await flush()
                 return
             except StatusError as err:
                 event_type, obj = "ERROR", err.status()
-            state.writing = True
-            try:
-                if transform is not None and event_type not in ("ERROR", "BOOKMARK"):
-                    obj = transform(event_type, obj)
-                await response.write(frame(event_type, obj))
             finally:
-                state.writing = False
+                if step is not None:
+                    step.close()
+            if event_type in ("ERROR", "BOOKMARK"):
+                line = frame(event_type, obj)
+            elif transform is not None:
+                line = frame(event_type, transform(event_type, obj))
+            else:
+                line = shared_frame(event_type, obj)
+            buffered.append(line)
+            size += len(line)
+            if event_type == "ERROR" or state.stop or size >= FLUSH_BYTES:
+                await flush()
+                size = 0
             if event_type == "ERROR" or state.stop:
                 return
 

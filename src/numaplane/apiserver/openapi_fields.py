@@ -10,6 +10,7 @@ schema (``ResourceInfo.extra["openapi_schema"]``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from numaplane.apiserver.openapi_builtin import (
@@ -41,6 +42,49 @@ def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Schema]) -> Mapping[s
     return schema
 
 
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A schema resolved once: what the walk asks of it at every value it checks."""
+
+    preserve: bool
+    free_form: bool
+    props: Any
+    more: Mapping[str, Any] | None
+    embedded: bool
+    items: Mapping[str, Any] | None
+
+
+#: Resolved schemas by the identity of the schema and the definitions (both kept alive, so
+#: that their ids are not reused): definitions and CRD schemas live as long as the server.
+_NODES: dict[tuple[int, int], tuple[Mapping[str, Any], Mapping[str, Schema], _Node]] = {}
+_NODES_LIMIT: Final = 20000
+_META_REF: Final = {"$ref": f"{V2_REF}{_OBJECT_META}"}
+
+
+def _node(schema: Mapping[str, Any], defs: Mapping[str, Schema]) -> _Node:
+    key = (id(schema), id(defs))
+    found = _NODES.get(key)
+    if found is not None:
+        return found[2]
+    resolved = _resolve(schema, defs)
+    props = resolved.get("properties")
+    more = resolved.get("additionalProperties")
+    embedded = resolved.get("x-kubernetes-embedded-resource") is True
+    items = resolved.get("items")
+    node = _Node(
+        preserve=resolved.get("x-kubernetes-preserve-unknown-fields") is True,
+        free_form=props is None and not isinstance(more, dict) and not embedded,
+        props=props,
+        more=more if isinstance(more, dict) else None,
+        embedded=embedded,
+        items=items if isinstance(items, dict) else None,
+    )
+    if len(_NODES) > _NODES_LIMIT:
+        _NODES.clear()
+    _NODES[key] = (schema, defs, node)
+    return node
+
+
 def _walk(
     schema: Mapping[str, Any],
     value: Any,
@@ -48,32 +92,34 @@ def _walk(
     defs: Mapping[str, Schema],
     out: list[str],
 ) -> None:
-    schema = _resolve(schema, defs)
-    if schema.get("x-kubernetes-preserve-unknown-fields") is True:
+    # Only objects and lists can hold unknown fields: scalars are not walked into.
+    node = _node(schema, defs)
+    if node.preserve:
         return
     if isinstance(value, dict):
-        props = schema.get("properties")
-        more = schema.get("additionalProperties")
-        embedded = schema.get("x-kubernetes-embedded-resource") is True
-        if props is None and not isinstance(more, dict) and not embedded:
+        if node.free_form:
             return  # a free-form object (RawExtension, JSON, FieldsV1)
+        props, more, embedded = node.props, node.more, node.embedded
         for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
             if props is not None and key in props:
-                _walk(props[key], item, where, defs, out)
+                if isinstance(item, dict | list):
+                    _walk(props[key], item, f"{path}.{key}" if path else str(key), defs, out)
             elif embedded and key in ("apiVersion", "kind"):
                 continue
             elif embedded and key == "metadata":
-                _walk({"$ref": f"{V2_REF}{_OBJECT_META}"}, item, where, defs, out)
-            elif isinstance(more, dict):
-                _walk(more, item, where, defs, out)
+                if isinstance(item, dict | list):
+                    _walk(_META_REF, item, f"{path}.{key}" if path else str(key), defs, out)
+            elif more is not None:
+                if isinstance(item, dict | list):
+                    _walk(more, item, f"{path}.{key}" if path else str(key), defs, out)
             else:
-                out.append(where)
+                out.append(f"{path}.{key}" if path else str(key))
     elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
+        items = node.items
+        if items is not None:
             for index, item in enumerate(value):
-                _walk(items, item, f"{path}[{index}]", defs, out)
+                if isinstance(item, dict | list):
+                    _walk(items, item, f"{path}[{index}]", defs, out)
 
 
 def unknown_fields(info: ResourceInfo, obj: Mapping[str, Any]) -> list[str]:

@@ -20,6 +20,7 @@ import jsonpatch  # type: ignore[import-untyped]
 import jsonpointer  # type: ignore[import-untyped]
 
 from numaplane.apiserver.errors import StatusError, bad_request
+from numaplane.apiserver.jsoncopy import json_copy
 from numaplane.apiserver.patch_go import JSONBodyError, StrategicPatchError, loads_go
 from numaplane.apiserver.patch_strategic import strategic_merge_patch
 
@@ -151,19 +152,25 @@ def merge_patch(
     patch: bytes | str | Mapping[str, Any] | Any,
     *,
     field_validation: str = "Strict",
+    consume: bool = False,
 ) -> dict[str, Any]:
-    """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified). A patch that
+    """``obj`` with the RFC 7386 merge ``patch`` applied (``obj`` is not modified, unless
+    ``consume`` says the caller has no further use for it: it is then patched in place,
+    sparing a copy). A patch that
     is not JSON is a 400: ``error decoding patch: ...`` under ``Strict``/``Warn`` field
     validation, else evanphx's ``Invalid JSON Patch``; a patch that is not an object replaces
     the whole document, which then fails to decode as an object."""
+    # A patch decoded here is this call's own: its values go into the result uncopied.
+    private = False
     if isinstance(patch, bytes | str):
+        private = True
         try:
             patch = loads_go(patch)
         except JSONBodyError as err:
             if _strict(field_validation):
                 raise bad_request(f"error decoding patch: {err}") from None
             raise bad_request("Invalid JSON Patch") from None
-    result = _merge(copy.deepcopy(dict(obj)), patch)
+    result = _merge(dict(obj) if consume else json_copy(dict(obj)), patch, private)
     if not isinstance(result, dict):
         kind = "array" if isinstance(result, list) else "string"
         raise bad_request(
@@ -172,16 +179,20 @@ def merge_patch(
     return result
 
 
-def _merge(target: Any, patch: Any) -> Any:
+_ATOMS: Final = (str, int, float)
+
+
+def _merge(target: Any, patch: Any, private: bool = False) -> Any:
     if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
+        # An atom is its own copy (as deepcopy has it).
+        return patch if private or isinstance(patch, _ATOMS) else copy.deepcopy(patch)
     if not isinstance(target, dict):
         target = {}
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
         else:
-            target[key] = _merge(target.get(key), value)
+            target[key] = _merge(target.get(key), value, private)
     return target
 
 

@@ -131,10 +131,13 @@ class PatchVerbs(WriteVerbs):
                         continue
                     raise
             current = clone(as_served(old, info))
-            patched = self._patched(ctx, info, patch_type, current, body, doc, force, subresource)
+            # Taken before the patch, which may then use ``current`` up (a merge patch does).
+            before = set(self._unknown(info, current))
+            patched = self._patched(
+                ctx, info, patch_type, current, body, doc, force, subresource, consume=True
+            )
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch does not result in an object")
-            before = set(self._unknown(info, current))
             unknown = [p for p in self._unknown(info, patched) if p not in before]
             warnings = unknown_field_outcome(ctx, unknown)
             if (patched.get("metadata") or {}).get("name", name) != name:
@@ -177,12 +180,17 @@ class PatchVerbs(WriteVerbs):
         doc: Any,
         force: bool,
         subresource: str = "",
+        *,
+        consume: bool = False,
     ) -> Any:
-        """``current`` with the patch applied (by its type)."""
+        """``current`` with the patch applied (by its type); with ``consume``, a merge patch
+        may change ``current`` itself (the caller has no further use for it)."""
         if patch_type == JSON_PATCH:
             return json_patch(current, body, field_validation=ctx.field_validation)
         if patch_type == MERGE_PATCH:
-            return merge_patch(current, body, field_validation=ctx.field_validation)
+            return merge_patch(
+                current, body, field_validation=ctx.field_validation, consume=consume
+            )
         if patch_type == STRATEGIC_PATCH:
             kind_key = (info.group, info.kind)
             if current.get("apiVersion") == "autoscaling/v1" and current.get("kind") == "Scale":

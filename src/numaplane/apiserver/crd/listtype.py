@@ -20,7 +20,26 @@ def list_errors(node: Node, value: Any, path: str = "") -> list[FieldError]:
     return errs
 
 
+#: Whether a schema node has a ``set`` or ``map`` list at or below it, by node (kept alive so
+#: that its id is not reused); nodes are compiled once per CRD version.
+_HAS_LISTS: dict[int, tuple[Node, bool]] = {}
+_HAS_LISTS_LIMIT: Final = 20000
+
+
+def _has_lists(node: Node) -> bool:
+    found = _HAS_LISTS.get(id(node))
+    if found is None:
+        if len(_HAS_LISTS) > _HAS_LISTS_LIMIT:
+            _HAS_LISTS.clear()
+        found = (node, any(n.list_type in ("set", "map") for n in node.walk()))
+        _HAS_LISTS[id(node)] = found
+    return found[1]
+
+
 def _lists(node: Node, value: Any, path: str, errs: list[FieldError]) -> None:
+    if not _has_lists(node):
+        # Nothing below can break a list invariant: the walk would find nothing.
+        return
     if isinstance(value, dict):
         for key in sorted(value):
             sub = node.child(key)

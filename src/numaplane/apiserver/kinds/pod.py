@@ -11,6 +11,7 @@ from typing import Any, Final
 from numaplane.api.pod import QOS_RESOURCES, Container, compute_qos
 from numaplane.apiserver import errors
 from numaplane.apiserver.errors import FieldError, invalid_value, not_supported, required
+from numaplane.apiserver.jsoncopy import json_copy
 from numaplane.apiserver.kinds.meta import (
     as_dict,
     as_int,
@@ -343,7 +344,7 @@ def bind_pod(pod: Object, binding: Object, url_name: str) -> Object:
         raise errors.conflict(
             "pods/binding", url_name, f"pod {url_name} has non-empty .spec.schedulingGates"
         )
-    bound = copy.deepcopy(pod)
+    bound = json_copy(pod)
     bound.setdefault("spec", {})["nodeName"] = as_str(as_dict(binding.get("target")).get("name"))
     annotations = as_dict(metadata(binding).get("annotations"))
     if annotations:
