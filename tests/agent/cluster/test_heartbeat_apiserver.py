@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,12 @@ from numaplane.agent.cluster.nrt import NRT_API_VERSION, NRT_RESOURCE, SNAPSHOT_
 from numaplane.agent.cluster.nrtcrd import NRT_CRD_NAME, ensure_nrt_crd
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.pod import Container, Pod
-from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
+from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.node.admission import Node
 from numaplane.node.snapshot import NodeSnapshot
 from numaplane.testing.apiserver import running_apiserver, start_apiserver
 from numaplane.topology.presets import PRESETS
+from tests.kube.client_support import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -66,18 +66,6 @@ def _fast(client: KubeClient, name: str, node: Node, **kw: Any) -> NodeHeartbeat
     )
 
 
-async def _until(probe: Callable[[], Awaitable[Any]]) -> Any:
-    """Poll ``probe`` until it answers something truthy (a failed request: not yet)."""
-    while True:
-        try:
-            found = await probe()
-        except (ApiError, KubeConnectionError):
-            found = None
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-
-
 def _kubectl(kubeconfig: Path, *args: str) -> str:
     assert KUBECTL is not None
     env = {**os.environ, "KUBECACHEDIR": str(kubeconfig.parent / "kubecache")}
@@ -110,7 +98,7 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                 heartbeat = _fast(client, "n1", node, labels={"numaplane.io/simulated": "true"})
                 task = asyncio.create_task(heartbeat.run())
                 try:
-                    registered = await _until(lambda: client.get("v1", "nodes", "n1"))
+                    registered = await until(lambda: client.get("v1", "nodes", "n1"))
                     uid = registered["metadata"]["uid"]
                     assert registered["metadata"]["labels"]["numaplane.io/simulated"] == "true"
 
@@ -120,12 +108,12 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                         ok = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
                         return got if ok else None
 
-                    status = (await _until(ready))["status"]
+                    status = (await until(ready))["status"]
                     assert status["capacity"]["cpu"] == "80"
                     assert status["allocatable"]["cpu"] == "79"
                     assert status["nodeInfo"]["kernelVersion"] == "6.1.0"
 
-                    lease = await _until(
+                    lease = await until(
                         lambda: client.get(
                             "coordination.k8s.io/v1", "leases", "n1", LEASE_NAMESPACE
                         )
@@ -140,14 +128,14 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                         )
                         return got if got["spec"]["renewTime"] != first else None
 
-                    lease = await _until(renewed)
+                    lease = await until(renewed)
                     assert lease["metadata"]["ownerReferences"][0]["uid"] == uid
 
                     crd = await client.get(
                         "apiextensions.k8s.io/v1", "customresourcedefinitions", NRT_CRD_NAME
                     )
                     assert crd["spec"]["group"] == "topology.node.k8s.io"
-                    nrt = await _until(lambda: client.get(NRT_API_VERSION, NRT_RESOURCE, "n1"))
+                    nrt = await until(lambda: client.get(NRT_API_VERSION, NRT_RESOURCE, "n1"))
                     assert [z["name"] for z in nrt["zones"]] == [f"node-{i}" for i in range(4)]
                     assert nrt["metadata"]["ownerReferences"][0]["uid"] == uid
                     before = _free_cpus(nrt)
@@ -165,7 +153,7 @@ def test_register_lease_status_and_nrt(tmp_path: Path) -> None:
                         got = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n1")
                         return got if _free_cpus(got) == before - 3 else None
 
-                    nrt = await _until(republished)
+                    nrt = await until(republished)
                     snapshot = NodeSnapshot.from_json(
                         nrt["metadata"]["annotations"][SNAPSHOT_ANNOTATION]
                     )
@@ -236,7 +224,7 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
                 heartbeat = _fast(client, "n3", _node(), publish_nrt=False)
                 task = asyncio.create_task(heartbeat.run())
                 try:
-                    lease = await _until(
+                    lease = await until(
                         lambda: client.get(
                             "coordination.k8s.io/v1", "leases", "n3", LEASE_NAMESPACE
                         )
@@ -254,7 +242,7 @@ def test_renewals_resume_after_the_server_comes_back(tmp_path: Path) -> None:
                         )
                         return bool(got["spec"]["renewTime"] > seen)
 
-                    await _until(renewed_again)
+                    await until(renewed_again)
                     assert not task.done()
                 finally:
                     heartbeat.stop()
@@ -293,7 +281,7 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
                         listed = await client.list(NRT_API_VERSION, NRT_RESOURCE)
                         return len(listed["items"]) == len(names)
 
-                    await _until(all_published)
+                    await until(all_published)
                     # Let every first write land, then watch what an idle node sends.
                     await asyncio.sleep(0.3)
                     client.log.clear()
@@ -305,7 +293,7 @@ def test_idle_nodes_only_renew_their_leases(tmp_path: Path) -> None:
                     async def every_node_renewed_twice() -> bool:
                         return all(renewals(name) >= 2 for name in names)
 
-                    await _until(every_node_renewed_twice)
+                    await until(every_node_renewed_twice)
                     kinds = {(m, p.rsplit("/", 2)[-2]) for m, p in client.log}
                     assert kinds == {("PUT", "leases")}, client.log
                     assert not any(t.done() for t in tasks)
@@ -328,7 +316,7 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
                 heartbeat = _fast(client, "n4", _node())
                 task = asyncio.create_task(heartbeat.run())
                 try:
-                    first = await _until(lambda: client.get("v1", "nodes", "n4"))
+                    first = await until(lambda: client.get("v1", "nodes", "n4"))
                     await client.delete("v1", "nodes", "n4")
                     heartbeat.changed()  # a status check at once (the lease may notice first)
 
@@ -337,7 +325,7 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
                         same = got["metadata"]["uid"] == first["metadata"]["uid"]
                         return None if same else got
 
-                    again = await _until(back)
+                    again = await until(back)
 
                     async def lease_owned_by_new_node() -> bool:
                         lease = await client.get(
@@ -346,14 +334,14 @@ def test_a_deleted_node_registers_again(tmp_path: Path) -> None:
                         owners = lease["metadata"].get("ownerReferences") or [{}]
                         return bool(owners[0].get("uid") == again["metadata"]["uid"])
 
-                    await _until(lease_owned_by_new_node)
+                    await until(lease_owned_by_new_node)
 
                     async def nrt_owned_by_new_node() -> bool:
                         nrt = await client.get(NRT_API_VERSION, NRT_RESOURCE, "n4")
                         owners = nrt["metadata"].get("ownerReferences") or [{}]
                         return bool(owners[0].get("uid") == again["metadata"]["uid"])
 
-                    await _until(nrt_owned_by_new_node)
+                    await until(nrt_owned_by_new_node)
                 finally:
                     heartbeat.stop()
                     await task

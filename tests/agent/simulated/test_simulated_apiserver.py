@@ -28,10 +28,11 @@ from numaplane.agent.simulated import (
     SimulatedOptions,
 )
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
-from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
+from numaplane.kube import ApiError, KubeClient, load_kubeconfig
 from numaplane.testing.apiserver import RunningApiServer, running_apiserver
 from numaplane.testing.fakeclock import FakeClock
 from numaplane.topology.presets import PRESETS
+from tests.kube.client_support import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -83,18 +84,6 @@ def pod(
     if duration is not None:
         obj["metadata"]["annotations"] = {DURATION_ANNOTATION: duration}
     return obj
-
-
-async def until(probe: Callable[[], Awaitable[Any]]) -> Any:
-    """Poll ``probe`` until it answers something truthy (a failed request: not yet)."""
-    while True:
-        try:
-            found = await probe()
-        except (ApiError, KubeConnectionError):
-            found = None
-        if found:
-            return found
-        await asyncio.sleep(0.05)
 
 
 @dataclass
