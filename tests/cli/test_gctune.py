@@ -9,12 +9,18 @@ import pytest
 
 from numaplane.cli.gctune import GEN0_THRESHOLD, tune_gc
 
+#: CPython's default thresholds.
+DEFAULTS = (700, 10, 10)
+
 
 @pytest.fixture
 def restored_thresholds() -> Iterator[tuple[int, int, int]]:
+    """CPython's defaults for the test (a command run in-process by an earlier test may have
+    tuned them already), and the thresholds found put back after it."""
     before = gc.get_threshold()
+    gc.set_threshold(*DEFAULTS)
     try:
-        yield before
+        yield DEFAULTS
     finally:
         gc.set_threshold(*before)
 
