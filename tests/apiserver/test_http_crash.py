@@ -31,12 +31,12 @@ class Acked:
     rvs: list[int] = field(default_factory=list)
 
 
-def _configmap(name: str, value: int) -> dict[str, Any]:
+def _configmap(name: str, value: int, round_no: int = 0) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name},
-        "data": {"value": str(value)},
+        "data": {"value": str(value), "round": str(round_no)},
     }
 
 
@@ -56,11 +56,14 @@ async def _writer(
         async with session.get(f"{url}{CONFIGMAPS}/{counter}") as resp:
             if resp.status == 404:
                 method, target = session.post, url + CONFIGMAPS
-                obj = _configmap(counter, value)
+                obj = _configmap(counter, value, round_no)
             else:
                 current = await resp.json()
                 method, target = session.put, f"{url}{CONFIGMAPS}/{counter}"
-                obj = _configmap(counter, value)
+                # The round in the object: the last write of the previous round may have
+                # committed unacknowledged with this very value, and an update that changes
+                # nothing answers the stored object with its old resourceVersion (as upstream).
+                obj = _configmap(counter, value, round_no)
                 obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         async with method(target, json=obj) as resp:
             body = await resp.json()
