@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from numaplane.apiserver.fieldmerge import merge
 from numaplane.apiserver.fieldpath import (
     compare,
     from_fields_v1,
-    merge,
     path_string,
     to_field_set,
     to_fields_v1,

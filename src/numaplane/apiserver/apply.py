@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from numaplane.apiserver.errors import StatusError, bad_request
+from numaplane.apiserver.fieldmerge import merge, remove_items
 from numaplane.apiserver.fieldpath import (
     EMPTY,
     MISSING,
@@ -33,9 +34,7 @@ from numaplane.apiserver.fieldpath import (
     FieldSet,
     Path,
     compare,
-    merge,
     path_string,
-    remove_items,
     same_value,
     to_field_set,
     with_named_fields,
