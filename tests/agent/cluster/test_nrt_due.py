@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from numaplane.agent.cluster.heartbeat import nrt_due
+from numaplane.agent.cluster.pacing import nrt_due
 
 
 @dataclass(frozen=True)
