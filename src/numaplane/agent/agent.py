@@ -1,8 +1,8 @@
 """``Agent``: the node agent's reconcile loop (the kubelet's static pods, resource managers and
 container lifecycle, on processes).
 
-(Over 400 lines: admission, release, adoption and start-up share one lock and one set of
-state; split apart, each piece would need all of it passed in.)
+(Over 400 lines: admission, release, adoption and start-up share one lock and one state; the
+merging of sources and the image lookup live beside it, in ``podsource`` and ``reconcile``.)
 
 Every poll the agent reads its pod sources (the manifest directory, and any other
 ``PodSource``: the API server's pods bound to the node) and compares them with the pods it
@@ -15,9 +15,8 @@ restarts too (``numaplane.agent.rejections``). After each admission and release,
 ``cpuManagerReconcilePeriod``, the shared pool's cpuset is written to every container that runs
 on it (``numaplane.agent.cpupool``).
 
-The agent refuses to start on a host that lacks CPUs of its machine (``numaplane.agent.host``)
-and while another agent holds its state directory (``numaplane.agent.lock``); it holds that
-lock until ``close``.
+It refuses a host that lacks CPUs of its machine (``agent.host``) and a state directory another
+agent holds (``agent.lock``); it holds that lock until ``close``.
 
 One lock (``Agent.lock``) guards the node engine: admissions, releases, device-plugin updates
 and the HTTP views all take it. Process changes reported by the runtimes only wake the
@@ -27,7 +26,6 @@ records writer, which never waits for a runtime while holding the lock.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import threading
 import time
@@ -41,19 +39,19 @@ from numaplane.agent.cgroups import CgroupDriver, detect_driver
 from numaplane.agent.cpupool import CPUWriter, cpu_targets
 from numaplane.agent.devices import DeviceAllocations, serve_device_plugins
 from numaplane.agent.host import check_machine_is_host, host_online_cpus
-from numaplane.agent.images import ERR_IMAGE_PULL, ImageTable, pull_error
+from numaplane.agent.images import ImageTable
 from numaplane.agent.lock import StateDirLock, lock_state_dir
 from numaplane.agent.podsource import (
     ManifestDirectory,
     ManifestFault,
-    ManifestPod,
     PodSource,
     ScanResult,
+    merge_scans,
 )
-from numaplane.agent.reconcile import container_specs, limits_of, plan
+from numaplane.agent.reconcile import limits_of, plan, runnable_specs
 from numaplane.agent.records import ProcessSnapshot, RecordsWriter, records_of, snapshot_of
 from numaplane.agent.rejections import Rejection
-from numaplane.agent.runtime import ContainerSpec, PodRuntime, PodStatus, ProcessRecord
+from numaplane.agent.runtime import PodRuntime, PodStatus, ProcessRecord
 from numaplane.agent.startup import is_alive, kill_cgroup, kill_recorded, reset, restore
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.api.pod import Pod
@@ -252,19 +250,7 @@ class Agent:
 
     def scan(self) -> ScanResult:
         """Every source's pods, merged in source order (the manifest directory first)."""
-        pods: dict[str, ManifestPod] = {}
-        faults: list[ManifestFault] = []
-        errors: list[str] = []
-        stopping: dict[str, int] = {}
-        for source in self.sources:
-            found = source.scan()
-            if found.error is not None:
-                errors.append(found.error)
-            faults.extend(found.faults)
-            stopping.update(found.stopping)
-            for uid, mp in found.pods.items():
-                pods.setdefault(uid, mp)
-        return ScanResult(pods, tuple(faults), "; ".join(errors) or None, stopping)
+        return merge_scans(self.sources)
 
     def sync(self) -> None:
         """One pass: read the sources, stop what went away or changed, admit what is new."""
@@ -405,7 +391,7 @@ class Agent:
                     )
                     self.driver.ensure_container(pod.uid, container.name, limits)
                     self._cpus.applied(pod.uid, container.name, limits.cpus)
-            specs, waiting = self._specs(pod)
+            specs, waiting = runnable_specs(pod, self.images)
             if waiting:
                 # As a pull that failed: the containers wait (numaplane starts none of the
                 # pod's containers then, where the kubelet starts the others).
@@ -446,19 +432,6 @@ class Agent:
             entry.error = str(err)
             _log.error("pod %s cannot run: %s", pod.key, err)
         self._writer.wake()
-
-    def _specs(self, pod: Pod) -> tuple[tuple[ContainerSpec, ...], dict[str, tuple[str, str]]]:
-        """The containers' specs with the image table applied, and the containers whose image
-        is unknown (``ErrImagePull``)."""
-        specs: list[ContainerSpec] = []
-        waiting: dict[str, tuple[str, str]] = {}
-        for spec, container in zip(container_specs(pod), pod.all_containers(), strict=True):
-            run = self.images.argv(container.image, spec.command, spec.args)
-            if run is None:
-                waiting[spec.name] = (ERR_IMAGE_PULL, pull_error(container.image))
-                continue
-            specs.append(dataclasses.replace(spec, command=run[0], args=run[1]))
-        return tuple(specs), waiting
 
     # -- the shared pool ------------------------------------------------------------------
 
@@ -524,10 +497,4 @@ class Agent:
             lock.release()
 
 
-__all__ = [
-    "UNEXPECTED_ADMISSION_ERROR",
-    "Agent",
-    "AgentOptions",
-    "PodEntry",
-    "Rejection",
-]
+__all__ = ["UNEXPECTED_ADMISSION_ERROR", "Agent", "AgentOptions", "PodEntry", "Rejection"]

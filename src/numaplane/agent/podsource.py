@@ -12,7 +12,7 @@ large directory every second stays cheap. Hidden files (``.name``) and editor ba
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -162,3 +162,21 @@ def _read(path: Path) -> _Parsed | ManifestFault:
     if not pods:
         return ManifestFault(path, "InvalidManifest", f"{path}: the file holds no Pod")
     return _Parsed(tuple(pods), hashlib.sha256(data).hexdigest())
+
+
+def merge_scans(sources: Iterable[PodSource]) -> ScanResult:
+    """Every source's pods, merged in the sources' order (a uid found twice: the first
+    source's pod), with every source's faults, errors and pods being stopped."""
+    pods: dict[str, ManifestPod] = {}
+    faults: list[ManifestFault] = []
+    errors: list[str] = []
+    stopping: dict[str, int] = {}
+    for source in sources:
+        found = source.scan()
+        if found.error is not None:
+            errors.append(found.error)
+        faults.extend(found.faults)
+        stopping.update(found.stopping)
+        for uid, mp in found.pods.items():
+            pods.setdefault(uid, mp)
+    return ScanResult(pods, tuple(faults), "; ".join(errors) or None, stopping)

@@ -17,10 +17,12 @@ turns a container's placement into the cgroup limits the kubelet would give it:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from numaplane.agent.cgroups import ContainerLimits
+from numaplane.agent.images import ERR_IMAGE_PULL, ImageTable, pull_error
 from numaplane.agent.runtime import ContainerSpec
 from numaplane.api.pod import Pod
 from numaplane.cpuset import CPUSet
@@ -111,3 +113,20 @@ def container_specs(pod: Pod) -> tuple[ContainerSpec, ...]:
         )
         for c in pod.all_containers()
     )
+
+
+def runnable_specs(
+    pod: Pod, images: ImageTable
+) -> tuple[tuple[ContainerSpec, ...], dict[str, tuple[str, str]]]:
+    """The containers' specs with ``images`` applied (a container without a command runs what
+    its image maps to), and the containers whose image is unknown, by name, with their
+    waiting reason and message (``ErrImagePull``)."""
+    specs: list[ContainerSpec] = []
+    waiting: dict[str, tuple[str, str]] = {}
+    for spec, container in zip(container_specs(pod), pod.all_containers(), strict=True):
+        run = images.argv(container.image, spec.command, spec.args)
+        if run is None:
+            waiting[spec.name] = (ERR_IMAGE_PULL, pull_error(container.image))
+            continue
+        specs.append(dataclasses.replace(spec, command=run[0], args=run[1]))
+    return tuple(specs), waiting
