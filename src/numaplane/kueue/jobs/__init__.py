@@ -1,0 +1,1 @@
+"""Job integrations: a batch/v1 Job (and optionally a plain Pod) ⇄ its Workload."""

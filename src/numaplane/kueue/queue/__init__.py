@@ -1,0 +1,1 @@
+"""Pending workloads: one ordered queue per ClusterQueue, fed by LocalQueues."""

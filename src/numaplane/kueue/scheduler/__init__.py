@@ -1,0 +1,1 @@
+"""The scheduling cycle: flavor assignment, classical preemption, admission order."""

@@ -1,0 +1,1 @@
+"""Workload status rules: conditions, admission checks, eviction, requeueing, finishing."""
