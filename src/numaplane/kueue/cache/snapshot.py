@@ -25,6 +25,7 @@ from numaplane.kueue.api.model import (
     Workload,
 )
 from numaplane.kueue.cache import resource_node as rn
+from numaplane.kueue.cache.fair_sharing import DRS, dominant_resource_share, lendable
 from numaplane.kueue.resources import FlavorResource
 
 #: ``inactive_reason`` of a ClusterQueue whose Cohort is part of (or leads into) a parent cycle:
@@ -35,7 +36,7 @@ REASON_COHORT_HAS_CYCLE = "CohortHasCycle"
 class CohortSnapshot:
     """A Cohort in the snapshot: an inner node that may own quota."""
 
-    __slots__ = ("child_cohorts", "child_cqs", "name", "node", "parent", "spec")
+    __slots__ = ("_lendable", "child_cohorts", "child_cqs", "name", "node", "parent", "spec")
 
     def __init__(self, name: str, node: rn.ResourceNode, spec: Cohort | None = None) -> None:
         self.name = name
@@ -45,9 +46,28 @@ class CohortSnapshot:
         self.parent: CohortSnapshot | None = None
         self.child_cqs: list[ClusterQueueSnapshot] = []
         self.child_cohorts: list[CohortSnapshot] = []
+        self._lendable: dict[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"CohortSnapshot({self.name!r})"
+
+    @property
+    def fair_weight(self) -> float:
+        """``spec.fairSharing.weight`` (1 for an implicit Cohort)."""
+        return 1.0 if self.spec is None else self.spec.fair_weight_milli / 1000
+
+    def lendable(self) -> Mapping[str, int]:
+        """Per resource, what this Cohort could ever give a child (quota is fixed for a
+        snapshot's lifetime, so it is computed once)."""
+        if self._lendable is None:
+            self._lendable = lendable(self)
+        return self._lendable
+
+    def dominant_resource_share(
+        self, workload_request: Mapping[FlavorResource, int] | None = None
+    ) -> DRS:
+        """The Cohort's Dominant Resource Share in its parent."""
+        return dominant_resource_share(self, self.fair_weight, workload_request, _lendable_of)
 
     def has_parent(self) -> bool:
         """Whether the Cohort has a parent Cohort."""
@@ -276,6 +296,14 @@ class ClusterQueueSnapshot:
             tracking = tracking.parent
         return parent.root().height(), False
 
+    def dominant_resource_share(
+        self, workload_request: Mapping[FlavorResource, int] | None = None
+    ) -> DRS:
+        """The queue's Dominant Resource Share in its Cohort (with ``workload_request`` added
+        to its usage when given)."""
+        weight = self.spec.fair_weight_milli / 1000
+        return dominant_resource_share(self, weight, workload_request, _lendable_of)
+
     def fits(self, usage: Mapping[FlavorResource, int]) -> bool:
         """Whether every amount of ``usage`` is within :meth:`available`."""
         return all(self.available(fr) >= value for fr, value in usage.items())
@@ -318,6 +346,12 @@ class ClusterQueueSnapshot:
         if wl is not None and wl.admission is not None:
             self.remove_usage(wl.admission.usage())
         return wl
+
+
+def _lendable_of(parent: rn.HierarchicalNode) -> Mapping[str, int]:
+    # Parents in a snapshot are always CohortSnapshots, which keep their lendable amounts.
+    assert isinstance(parent, CohortSnapshot)
+    return parent.lendable()
 
 
 @dataclass(slots=True)
