@@ -1,4 +1,6 @@
-"""The scheduler's per-cycle copy of the quota tree (upstream ``clusterqueue_snapshot.go``,
+"""(Over 400 lines: the snapshot's two node classes mirror each other and read best together.)
+
+The scheduler's per-cycle copy of the quota tree (upstream ``clusterqueue_snapshot.go``,
 ``cohort_snapshot.go``, ``snapshot.go``).
 
 :meth:`numaplane.kueue.cache.KueueCache.snapshot` builds it: specs and quotas are shared with
@@ -21,6 +23,7 @@ from numaplane.kueue.api.model import (
     ClusterQueue,
     Cohort,
     ResourceFlavor,
+    ResourceGroup,
     ResourceQuota,
     Workload,
 )
@@ -155,6 +158,12 @@ class CohortSnapshot:
         """Usage within the subtree quota in every one of ``frs``."""
         return rn.is_within_nominal_in_resources(self.node, frs)
 
+    def quantities_fit_in_quota(
+        self, requests: Mapping[FlavorResource, int]
+    ) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` fit in the subtree quota, and what exceeds the private quota."""
+        return rn.quantities_fit_in_quota(self.node, requests)
+
 
 class ClusterQueueSnapshot:
     """A ClusterQueue in the snapshot: a leaf of the quota tree with its reserving workloads."""
@@ -276,6 +285,20 @@ class ClusterQueueSnapshot:
     def is_within_nominal(self, frs: Iterable[FlavorResource]) -> bool:
         """Usage within nominal in every one of ``frs``."""
         return rn.is_within_nominal_in_resources(self.node, frs)
+
+    def quantities_fit_in_quota(
+        self, requests: Mapping[FlavorResource, int]
+    ) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` fit in nominal quota, and what exceeds the private quota (to
+        ask the Cohort next; upstream ``QuantitiesFitInQuota``)."""
+        return rn.quantities_fit_in_quota(self.node, requests)
+
+    def resource_group_for(self, resource: str) -> ResourceGroup | None:
+        """The resource group covering ``resource`` (upstream ``RGByResource``)."""
+        for group in self.spec.resource_groups:
+            if resource in group.covered_resources:
+                return group
+        return None
 
     def height_of_lowest_subtree_that_fits(
         self, fr: FlavorResource, value: int
