@@ -49,7 +49,11 @@ class KueueCache:
     """Kueue's live state of quota: flavors, admission checks, the ClusterQueue/Cohort tree and
     the workloads that reserve quota in it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, topology_aware: bool = False) -> None:
+        """``topology_aware``: Topology Aware Scheduling on (upstream's feature gate), so a TAS
+        flavor whose Topology does not exist makes its queues inactive."""
+        #: Existing Topology names; None while Topology Aware Scheduling is off.
+        self._topologies: set[str] | None = set() if topology_aware else None
         self._flavors: dict[str, ResourceFlavor] = {}
         self._checks: dict[str, AdmissionCheck] = {}
         self._cqs: dict[str, LiveClusterQueue] = {}
@@ -86,11 +90,25 @@ class KueueCache:
         self._checks.pop(name, None)
         return self._refresh_health()
 
+    def upsert_topology(self, name: str) -> set[str]:
+        """A Topology exists; returns the queues that became active."""
+        if self._topologies is None:
+            return set()
+        self._topologies.add(name)
+        return self._refresh_health()
+
+    def delete_topology(self, name: str) -> set[str]:
+        """A Topology is gone; returns the queues that became active (none, normally)."""
+        if self._topologies is None:
+            return set()
+        self._topologies.discard(name)
+        return self._refresh_health()
+
     def _refresh_health(self) -> set[str]:
         woke: set[str] = set()
         for name, cq in self._cqs.items():
             before = cq.health.active
-            cq.health = st.queue_health(cq.spec, self._flavors, self._checks)
+            cq.health = st.queue_health(cq.spec, self._flavors, self._checks, self._topologies)
             if cq.health.active and not before:
                 woke.add(name)
         return woke
@@ -148,7 +166,7 @@ class KueueCache:
             cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
             recompute_tree(cq.parent)
         cq.check_flavors = st.admission_check_flavors(spec)
-        cq.health = st.queue_health(spec, self._flavors, self._checks)
+        cq.health = st.queue_health(spec, self._flavors, self._checks, self._topologies)
         if created:
             for wl in self._orphans.pop(spec.name, {}).values():
                 self._charge(cq, wl)
