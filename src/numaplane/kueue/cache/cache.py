@@ -262,11 +262,9 @@ class KueueCache:
         """Record the workload's current state: it is counted iff it has an admission, is active
         and not finished. Returns whether it is counted in an existing ClusterQueue.
 
-        A version without admission does not undo an assumption (it predates the reservation
-        the scheduler just made); a finished or deactivated one does."""
+        Any observed version replaces an assumption, as upstream: one without admission means
+        the reservation did not happen (its write, made against an older version, failed)."""
         if not _counted(wl):
-            if wl.key in self._assumed and wl.active and not wl.is_finished:
-                return False
             self._uncount(wl.key)
             return False
         self._uncount(wl.key)
