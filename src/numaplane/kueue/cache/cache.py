@@ -159,12 +159,14 @@ class KueueCache:
                 cq.parent = parent
         if quotas_changed:
             cq.node.quotas = spec.quotas()
-            cq.generation += 1
         if quotas_changed or old_parent is not cq.parent:
             if old_parent is not None and old_parent is not cq.parent:
                 recompute_tree(self._cohorts.get(old_parent.name))
             cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
-            recompute_tree(cq.parent)
+            if cq.parent is None or has_cycle(cq.parent):
+                cq.generation += 1
+            else:
+                recompute_tree(cq.parent)
         cq.check_flavors = st.admission_check_flavors(spec)
         cq.health = st.queue_health(spec, self._flavors, self._checks, self._topologies)
         if created:
