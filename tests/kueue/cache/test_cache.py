@@ -289,3 +289,5 @@ def test_cluster_queue_queries() -> None:
     assert [w.key for w in cache.cluster_queue_workloads("a")] == ["ns/w"]
     assert cache.cluster_queues_using_flavor("f") == ["a", "b"]
     assert cache.cluster_queues_using_flavor("g") == []
+    assert list(cache.flavors()) == ["f"]
+    assert dict(cache.admission_checks()) == {}

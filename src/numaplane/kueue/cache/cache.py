@@ -11,6 +11,9 @@ workload maps and shares everything else, so it stays cheap with 100 queues and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from numaplane.kueue.api.model import (
     AdmissionCheck,
     ClusterQueue,
@@ -315,6 +318,14 @@ class KueueCache:
         return not self._not_ready
 
     # --- queries -------------------------------------------------------------------------------
+
+    def flavors(self) -> Mapping[str, ResourceFlavor]:
+        """The ResourceFlavors that exist, by name (read-only view)."""
+        return MappingProxyType(self._flavors)
+
+    def admission_checks(self) -> Mapping[str, AdmissionCheck]:
+        """The AdmissionChecks that exist, by name (read-only view)."""
+        return MappingProxyType(self._checks)
 
     def has_cluster_queue(self, name: str) -> bool:
         """Whether ClusterQueue ``name`` is known."""
