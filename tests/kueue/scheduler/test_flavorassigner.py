@@ -30,12 +30,13 @@ from numaplane.kueue.api.model import (
 from numaplane.kueue.resources import FlavorResource, resource_value
 from numaplane.kueue.scheduler.flavorassigner import (
     Assignment,
+    ClusterQueueView,
     FlavorAssignmentMode,
     PreemptionPossibility,
     assign_flavors,
 )
 
-from .fake_flat_snapshot import FakeFlatClusterQueue, FakeFlatSnapshot
+from .snapshots import build_snapshot
 
 NO_FIT = FlavorAssignmentMode.NO_FIT
 PREEMPT = FlavorAssignmentMode.PREEMPT
@@ -141,7 +142,7 @@ class FakeOracle:
     calls: list[tuple[FlavorResource, int]] = field(default_factory=list)
 
     def simulate_preemption(
-        self, cq: FakeFlatClusterQueue, wl: Workload, fr: FlavorResource, quantity: int
+        self, cq: ClusterQueueView, wl: Workload, fr: FlavorResource, quantity: int
     ) -> tuple[PreemptionPossibility, int]:
         self.calls.append((fr, quantity))
         return self.results.get(fr, (PreemptionPossibility.PREEMPT, 0))
@@ -176,11 +177,11 @@ class Case:
 
 def run(case: Case) -> Assignment:
     queues = [case.queue] + ([case.secondary] if case.secondary else [])
-    snap = FakeFlatSnapshot(queues, case.flavors)
-    main = snap.cluster_queues[case.queue.name]
-    main.add_usage(case.usage)
+    usage = {case.queue.name: case.usage}
     if case.secondary:
-        snap.cluster_queues[case.secondary.name].add_usage(case.secondary_usage)
+        usage[case.secondary.name] = case.secondary_usage
+    snap = build_snapshot(queues, case.flavors, usage)
+    main = snap.cluster_queues[case.queue.name]
     return assign_flavors(
         wl(*case.pod_sets),
         main,

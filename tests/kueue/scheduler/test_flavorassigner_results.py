@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ from numaplane.kueue.scheduler.flavorassigner import (
     assign_flavors,
 )
 
-from .fake_flat_snapshot import FakeFlatSnapshot
+from .snapshots import build_snapshot
 from .test_flavorassigner import (
     ENG_ALPHA,
     ENG_BETA,
@@ -48,10 +49,8 @@ TWO_FLAVORS = cq(
 )
 
 
-def snapshot_with(
-    *queues: ClusterQueue, flavors: tuple[ResourceFlavor, ...] = FLAVORS
-) -> FakeFlatSnapshot:
-    return FakeFlatSnapshot(queues, flavors)
+def snapshot_with(*queues: ClusterQueue, flavors: tuple[ResourceFlavor, ...] = FLAVORS) -> Any:
+    return build_snapshot(queues, flavors)
 
 
 def test_message_joins_every_pod_set_that_does_not_fit() -> None:
