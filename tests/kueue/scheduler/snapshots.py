@@ -8,7 +8,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from numaplane.kueue.api.model import ClusterQueue, ResourceFlavor
+from numaplane.kueue.api.model import ClusterQueue, Cohort, ResourceFlavor
 from numaplane.kueue.resources import FlavorResource
 
 from .fake_flat_snapshot import FakeFlatSnapshot
@@ -24,11 +24,14 @@ def build_snapshot(
     queues: Sequence[ClusterQueue],
     flavors: Sequence[ResourceFlavor],
     usage: Mapping[str, Mapping[FlavorResource, int]] | None = None,
+    cohorts: Sequence[Cohort] = (),
 ) -> Any:
-    """A snapshot holding ``queues`` (a shared ``cohort`` name makes an implicit Cohort) and, of
-    the flavors the queues name, only ``flavors`` (the others were deleted), with ``usage``
-    (queue name → usage) charged."""
+    """A snapshot holding ``queues`` (a shared ``cohort`` name makes an implicit Cohort),
+    ``cohorts`` (real snapshot only) and, of the flavors the queues name, only ``flavors`` (the
+    others were deleted), with ``usage`` (queue name → usage) charged."""
     if KueueCache is None:
+        if cohorts:
+            raise ValueError("the flat-cohort fake has no Cohort objects")
         snap: Any = FakeFlatSnapshot(queues, flavors)
     else:
         cache = KueueCache()
@@ -38,6 +41,8 @@ def build_snapshot(
         for name in named - {f.name for f in flavors}:
             # Present when the queue was read, deleted before the assignment (TestDeletedFlavors).
             cache.upsert_flavor(ResourceFlavor(name))
+        for cohort in cohorts:
+            cache.upsert_cohort(cohort)
         for queue in queues:
             cache.upsert_cluster_queue(queue)
         snap = cache.snapshot()
