@@ -100,6 +100,9 @@ class PreemptionPossibility(IntEnum):
     PREEMPT = 1
     RECLAIM = 2
 
+    def __str__(self) -> str:
+        return {0: "NoCandidates", 1: "Preempt", 2: "Reclaim"}[self.value]
+
 
 class _PMode(IntEnum):
     # upstream's granular preemptionMode, worst first
@@ -343,6 +346,28 @@ class Assignment:
         ``ExceedsMaxQuota`` or ``NoMatchingFlavor``); "" when it is not NoFit or nothing
         resolved (the scheduler then uses its own reason)."""
         return self.no_fit_reason
+
+    def flavors_considered(self) -> str:
+        """The flavors tried that did not simply fit, as upstream's QuotaReserved event appends
+        them (``FormatFlavorAssignmentAttemptsForEvents``): ``<ps>: <flavor>(<mode>[;borrow=N]
+        [;<reasons>]), ...`` per podSet, joined with ``" | "``; "" when every try fit."""
+        per_pod_set: list[str] = []
+        for ps in self.pod_sets:
+            shown: list[str] = []
+            for att in ps.attempts:
+                if att.mode is FlavorAssignmentMode.FIT and att.borrow == 0:
+                    continue
+                mode = (
+                    str(att.mode)
+                    if att.possibility is None
+                    else f"preemptionMode={att.possibility}"
+                )
+                borrow = f";borrow={att.borrow}" if att.borrow > 0 else ""
+                reasons = ";" + ";".join(att.reasons) if att.reasons else ""
+                shown.append(f"{att.flavor}({mode}{borrow}{reasons})")
+            if shown:
+                per_pod_set.append(f"{ps.name}: {', '.join(shown)}")
+        return " | ".join(per_pod_set)
 
     def to_admission(self, cq_name: str) -> Admission:
         """``status.admission`` for this assignment in ClusterQueue ``cq_name``."""
