@@ -156,6 +156,13 @@ RESUME_CASES = [
         0,
     ),
     ResumeCase("no entry for the pod set starts over", [], "one", FlavorAssignmentMode.PREEMPT, 0),
+    ResumeCase(
+        "an index past the queue's flavors starts over",
+        [{"cpu": 5, "pods": 5}],
+        "one",
+        FlavorAssignmentMode.PREEMPT,
+        0,
+    ),
 ]
 
 

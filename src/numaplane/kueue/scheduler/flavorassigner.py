@@ -567,7 +567,12 @@ class _Assigner(Generic[_CQ]):
         tried: list[FlavorAttempt] = []
         attempted = -1
         names = [fq.name for fq in rg.flavors]
-        for idx in range(self._next_flavor(ps_index, res), len(names)):
+        start = self._next_flavor(ps_index, res)
+        if start >= len(names):
+            # Upstream drops the resume state when the ClusterQueue changes (its generation);
+            # an index past the flavors left can only come from such a change: start over.
+            start = 0
+        for idx in range(start, len(names)):
             attempted = idx
             fname = names[idx]
             mismatch = self._check_flavor(fname, ps)
