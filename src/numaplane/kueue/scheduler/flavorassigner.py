@@ -120,13 +120,14 @@ class _PMode(IntEnum):
         return FlavorAssignmentMode.PREEMPT
 
     def possibility(self) -> PreemptionPossibility | None:
-        return {
-            _PMode.NO_CANDIDATES: PreemptionPossibility.NO_CANDIDATES,
-            _PMode.PREEMPT: PreemptionPossibility.PREEMPT,
-            _PMode.RECLAIM: PreemptionPossibility.RECLAIM,
-        }.get(self)
+        return _TO_POSSIBILITY.get(self)
 
 
+_TO_POSSIBILITY: Final = {
+    _PMode.NO_CANDIDATES: PreemptionPossibility.NO_CANDIDATES,
+    _PMode.PREEMPT: PreemptionPossibility.PREEMPT,
+    _PMode.RECLAIM: PreemptionPossibility.RECLAIM,
+}
 _FROM_POSSIBILITY: Final = {
     PreemptionPossibility.NO_CANDIDATES: _PMode.NO_CANDIDATES,
     PreemptionPossibility.PREEMPT: _PMode.PREEMPT,
