@@ -477,8 +477,14 @@ class _Assigner(Generic[_CQ]):
     def assign(self, counts: Sequence[int] | None) -> Assignment:
         assignment = Assignment()
         covers_pods = _PODS in self.group_of
+        # Pods that finished give their quota back (upstream's TotalRequests, ReclaimablePods
+        # GA). Read by name: the field arrives with the model's parser.
+        reclaimable: Mapping[str, int] = getattr(self.wl, "reclaimable_pods", None) or {}
         for i, ps in enumerate(self.wl.pod_sets):
-            count = counts[i] if counts else ps.count
+            count = max(0, ps.count - reclaimable.get(ps.name, 0))
+            if counts and count != 0:
+                # upstream ScaledTo: a podSet with no pods left stays at 0
+                count = counts[i]
             requests = {res: value * count for res, value in ps.requests.items()}
             probe: dict[str, int] | None = None
             if covers_pods:
