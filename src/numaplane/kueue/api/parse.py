@@ -14,7 +14,7 @@ the object, the field and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from numaplane.kueue.api import model
@@ -31,6 +31,7 @@ from numaplane.kueue.api.workload_parse import (
 __all__ = [
     "CREATION_TIMESTAMP",
     "EVICTION_TIMESTAMP",
+    "PARSERS",
     "admission_to_dict",
     "parse_admission",
     "parse_admission_check",
@@ -320,3 +321,15 @@ def parse_workload_priority_class(obj: Mapping[str, Any]) -> model.WorkloadPrior
     if value is None:
         raise r.fail("value", "required")
     return model.WorkloadPriorityClass(name=meta["name"], value=value)
+
+
+#: The parser of every kind but Workload (which takes the configuration's options:
+#: :func:`parse_workload`).
+PARSERS: Final[Mapping[str, Callable[[Mapping[str, Any]], object]]] = {
+    "ResourceFlavor": parse_resource_flavor,
+    "ClusterQueue": parse_cluster_queue,
+    "Cohort": parse_cohort,
+    "LocalQueue": parse_local_queue,
+    "AdmissionCheck": parse_admission_check,
+    "WorkloadPriorityClass": parse_workload_priority_class,
+}
