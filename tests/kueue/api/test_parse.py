@@ -197,6 +197,21 @@ BAD = [
         "must list the coveredResources ['cpu', 'memory'] in order",
     ),
     BadCase(
+        "negative quota",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": "-1"}, {"name": "memory", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+        "must be greater than or equal to 0",
+    ),
+    BadCase(
+        "lending more than the nominal quota",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": 1, "lendingLimit": 2},
+            {"name": "memory", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit",
+        "must be less than or equal to the nominalQuota",
+    ),
+    BadCase(
         "resource groups not a list",
         {"resourceGroups": {"cpu": 1}},
         "spec.resourceGroups",
