@@ -157,6 +157,12 @@ def test_cluster_queue_v1beta1_names() -> None:
     )
 
 
+def test_quota_check_strategy_comes_from_the_configuration() -> None:
+    got = parse_cluster_queue(cq({}), quota_check_strategy=model.IGNORE_UNDECLARED)
+    assert got.quota_check_strategy == model.IGNORE_UNDECLARED
+    assert parse_cluster_queue(cq({})).quota_check_strategy == model.BLOCK_UNDECLARED
+
+
 def test_cohort_name_wins_over_v1beta1_cohort() -> None:
     assert parse_cluster_queue(cq({"cohortName": "new", "cohort": "old"})).cohort == "new"
 

@@ -55,7 +55,6 @@ _WITHIN_CQ: Final = frozenset(
 _BORROW_WITHIN: Final = frozenset({model.NEVER, model.LOWER_PRIORITY})
 _QUEUEING: Final = frozenset({model.BEST_EFFORT_FIFO, model.STRICT_FIFO})
 _STOP: Final = frozenset({model.STOP_NONE, model.STOP_HOLD, model.STOP_HOLD_AND_DRAIN})
-_QUOTA_CHECK: Final = frozenset({model.BLOCK_UNDECLARED, model.IGNORE_UNDECLARED})
 
 
 def _fair_weight(r: FieldReader, spec: Mapping[str, Any]) -> int:
@@ -215,8 +214,12 @@ def _admission_checks(
     )
 
 
-def parse_cluster_queue(obj: Mapping[str, Any]) -> model.ClusterQueue:
-    """A ``ClusterQueue`` (v1beta2, or v1beta1 field names) as the model reads it."""
+def parse_cluster_queue(
+    obj: Mapping[str, Any], *, quota_check_strategy: str = model.BLOCK_UNDECLARED
+) -> model.ClusterQueue:
+    """A ``ClusterQueue`` (v1beta2, or v1beta1 field names) as the model reads it.
+    ``quota_check_strategy`` is the configuration's (``resources.quotaCheckStrategy``): the
+    object has no such field."""
     r = FieldReader("ClusterQueue", obj)
     meta = metadata(r, obj)
     spec = spec_of(r, obj)
@@ -241,12 +244,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> model.ClusterQueue:
         flavor_fungibility=_fungibility(r, spec.get("flavorFungibility")),
         admission_checks=_admission_checks(r, spec),
         stop_policy=r.choice(spec.get("stopPolicy"), "spec.stopPolicy", _STOP, model.STOP_NONE),
-        quota_check_strategy=r.choice(
-            spec.get("quotaCheckStrategy"),
-            "spec.quotaCheckStrategy",
-            _QUOTA_CHECK,
-            model.BLOCK_UNDECLARED,
-        ),
+        quota_check_strategy=quota_check_strategy,
         fair_weight_milli=_fair_weight(r, spec),
         uid=r.string(meta.get("uid"), "metadata.uid"),
         deleting=meta.get("deletionTimestamp") is not None,
