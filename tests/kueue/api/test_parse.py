@@ -218,6 +218,19 @@ BAD = [
         "must be less than or equal to the nominalQuota",
     ),
     BadCase(
+        "a resource in two groups",
+        {"resourceGroups": [GROUPS[0], {"coveredResources": ["gpu", "cpu"], "flavors": []}]},
+        "spec.resourceGroups[1].coveredResources[1]",
+        'Duplicate value: "cpu"',
+    ),
+    BadCase(
+        "a flavor in two groups",
+        {"resourceGroups": [GROUPS[0], {"coveredResources": ["gpu"], "flavors": [
+            {"name": "spot", "resources": [{"name": "gpu", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[1].flavors[0].name",
+        'Duplicate value: "spot"',
+    ),
+    BadCase(
         "resource groups not a list",
         {"resourceGroups": {"cpu": 1}},
         "spec.resourceGroups",

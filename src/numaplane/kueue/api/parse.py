@@ -92,6 +92,9 @@ def _resource_quota(r: FieldReader, rq: Mapping[str, Any], path: str) -> model.R
 
 def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, ...]:
     groups: list[model.ResourceGroup] = []
+    # Upstream's webhook: a resource, and a flavor, belongs to one group only.
+    seen_resources: set[str] = set()
+    seen_flavors: set[str] = set()
     for gi, raw_group in enumerate(r.sequence(value, "spec.resourceGroups")):
         gpath = f"spec.resourceGroups[{gi}]"
         group = r.mapping(raw_group, gpath)
@@ -101,6 +104,10 @@ def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, .
                 r.sequence(group.get("coveredResources"), f"{gpath}.coveredResources")
             )
         )
+        for i, resource in enumerate(covered):
+            if resource in seen_resources:
+                raise r.fail(f"{gpath}.coveredResources[{i}]", f'Duplicate value: "{resource}"')
+            seen_resources.add(resource)
         flavors: list[model.FlavorQuotas] = []
         for fi, raw_flavor in enumerate(r.sequence(group.get("flavors"), f"{gpath}.flavors")):
             fpath = f"{gpath}.flavors[{fi}]"
@@ -108,6 +115,9 @@ def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, .
             fname = r.string(flavor.get("name"), f"{fpath}.name")
             if not fname:
                 raise r.fail(f"{fpath}.name", "required")
+            if fname in seen_flavors:
+                raise r.fail(f"{fpath}.name", f'Duplicate value: "{fname}"')
+            seen_flavors.add(fname)
             quotas: list[model.ResourceQuota] = []
             raw_resources = r.sequence(flavor.get("resources"), f"{fpath}.resources")
             for ri, raw_rq in enumerate(raw_resources):
