@@ -1,6 +1,6 @@
-"""Kueue objects from their JSON form: upstream's defaults, v1beta2 names with the v1beta1
-fallbacks, the workload's status as the core reads it, the queue-order timestamp, and one-line
-errors naming the object and field."""
+"""Kueue's queue, quota and check objects from their JSON form: upstream's defaults, v1beta2
+names with the v1beta1 fallbacks, what upstream's webhook refuses, and one-line errors naming the
+object and field (Workloads: ``test_parse_workload``)."""
 
 from __future__ import annotations
 
