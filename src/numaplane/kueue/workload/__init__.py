@@ -10,6 +10,13 @@ from numaplane.kueue.workload.checks import (
     has_all_checks,
     sync_admission_checks,
 )
+from numaplane.kueue.workload.eviction import (
+    deactivate,
+    evict,
+    eviction_event,
+    preempted,
+    set_deactivation_target,
+)
 from numaplane.kueue.workload.reconcile import (
     WorkloadDecision,
     WorkloadOptions,
@@ -18,14 +25,9 @@ from numaplane.kueue.workload.reconcile import (
 )
 from numaplane.kueue.workload.status import (
     Event,
-    deactivate,
-    evict,
-    eviction_event,
     finish,
-    preempted,
     release_quota,
     reserve_quota,
-    set_deactivation_target,
     set_pending,
     set_pods_ready,
     sync_admitted,

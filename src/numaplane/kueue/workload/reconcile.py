@@ -34,6 +34,7 @@ from numaplane.kueue.constants import (
     REQUEUED,
 )
 from numaplane.kueue.workload import checks as ac
+from numaplane.kueue.workload import eviction as ev
 from numaplane.kueue.workload import status as st
 from numaplane.kueue.workload.status import Event, Status
 
@@ -199,14 +200,14 @@ def reconcile_workload(
     else:
         if not st.is_evicted(status) or "requeueState" in status:
             evicting = not st.is_evicted(status)
-            new_status = st.deactivate(raw, now)
+            new_status = ev.deactivate(raw, now)
             events: tuple[Event, ...] = ()
             if evicting and status.get("admission") is not None:
                 evicted = find_condition(new_status.get("conditions"), "Evicted") or {}
                 target = find_condition(status.get("conditions"), DEACTIVATION_TARGET)
                 cause = str(target.get("reason", "")) if target is not None else ""
                 events = (
-                    st.eviction_event(REASON_DEACTIVATED, str(evicted.get("message", "")), cause),
+                    ev.eviction_event(REASON_DEACTIVATED, str(evicted.get("message", "")), cause),
                 )
             return WorkloadDecision(new_status=new_status, events=events, steps=("deactivated",))
 
@@ -278,19 +279,19 @@ def _reconcile_reserved(
     ):
         if ac.has_rejected_checks(status):
             message = ac.checks_message(ac.checks_in_state(status, CHECK_REJECTED), CHECK_REJECTED)
-            new = st.set_deactivation_target(raw, REASON_ADMISSION_CHECK, message, now)
+            new = ev.set_deactivation_target(raw, REASON_ADMISSION_CHECK, message, now)
             event = Event("Warning", "AdmissionCheckRejected", f"Deactivated due to {message}")
             return WorkloadDecision(new_status=new, events=(event,), steps=("checks-rejected",))
         message = "Evicted due to " + ac.checks_message(
             ac.checks_in_state(status, CHECK_RETRY), CHECK_RETRY
         )
         retry_at = ac.max_retry_time(status)
-        new = st.evict(raw, REASON_ADMISSION_CHECK, message, now)
+        new = ev.evict(raw, REASON_ADMISSION_CHECK, message, now)
         if retry_at is not None and retry_at > now:
             current = _requeue_at(new)
             if current is None or current < retry_at:
                 new.setdefault("requeueState", {})["requeueAt"] = format_time(retry_at)
-        event = st.eviction_event(REASON_ADMISSION_CHECK, message)
+        event = ev.eviction_event(REASON_ADMISSION_CHECK, message)
         return WorkloadDecision(new_status=new, events=(event,), steps=("checks-retry",))
 
     queue_name = (raw.get("spec") or {}).get("queueName", "")
@@ -305,10 +306,10 @@ def _reconcile_reserved(
             if stop != STOP_HOLD_AND_DRAIN or st.is_evicted(status):
                 continue
             message = f"The {kind} is stopped"
-            new = st.evict(raw, stop_reason, message, now)
+            new = ev.evict(raw, stop_reason, message, now)
             return WorkloadDecision(
                 new_status=new,
-                events=(st.eviction_event(stop_reason, message),),
+                events=(ev.eviction_event(stop_reason, message),),
                 steps=(f"{kind}-drain",),
             )
         if obj is None:
@@ -364,7 +365,7 @@ def _pods_ready_timeout(
     count = int((status.get("requeueState") or {}).get("count") or 0)
     limit = config.backoff_limit_count
     if limit is not None and count + 1 > limit:
-        new = st.set_deactivation_target(
+        new = ev.set_deactivation_target(
             raw,
             REASON_REQUEUING_LIMIT_EXCEEDED,
             "exceeding the maximum number of re-queuing retries",
@@ -373,9 +374,9 @@ def _pods_ready_timeout(
         return None, WorkloadDecision(new_status=_changed(raw, new), steps=("requeuing-limit",))
     meta = raw.get("metadata") or {}
     message = f"Exceeded the PodsReady timeout {meta.get('namespace', '')}/{meta.get('name', '')}"
-    new = st.evict(raw, REASON_PODS_READY_TIMEOUT, message, now, underlying_cause=cause)
+    new = ev.evict(raw, REASON_PODS_READY_TIMEOUT, message, now, underlying_cause=cause)
     st.update_requeue_state(new, now, config.backoff_base_seconds, config.backoff_max_seconds)
-    event = st.eviction_event(REASON_PODS_READY_TIMEOUT, message)
+    event = ev.eviction_event(REASON_PODS_READY_TIMEOUT, message)
     return None, WorkloadDecision(new_status=new, events=(event,), steps=("pods-ready-timeout",))
 
 
@@ -393,7 +394,7 @@ def _max_execution_time(
         return remaining, None
     if st.condition_true(status, DEACTIVATION_TARGET):
         return None, None
-    new = st.set_deactivation_target(
+    new = ev.set_deactivation_target(
         raw, REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED, "exceeding the maximum execution time", now
     )
     new.pop("accumulatedPastExecutionTimeSeconds", None)
