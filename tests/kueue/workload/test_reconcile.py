@@ -447,16 +447,30 @@ def test_pods_ready_timeout_sets_the_requeue_state() -> None:
     assert second.new_status["requeueState"]["requeueAt"] == format_time(NOW + 480)
 
 
-def test_retry_with_requeue_after_seconds_delays_the_requeue() -> None:
+def test_retry_with_requeue_after_seconds_holds_the_workload_until_then() -> None:
+    cq = ClusterQueue(name="cq", admission_checks=(AdmissionCheckRule("ac"),))
     raw = reserved(
         cond("Admitted", *NOT_ALL_READY),
         checks=[check("ac", "Retry", "later", requeueAfterSeconds=900)],
     )
-    cq = ClusterQueue(name="cq", admission_checks=(AdmissionCheckRule("ac"),))
-    got = reconcile_workload(raw, cq, None, NOW, lq=LQ)
-    assert got.new_status is not None
-    assert got.new_status["requeueState"]["requeueAt"] == format_time(T0 + 900)
-    assert got.new_status["admissionChecks"][0]["requeueAfterSeconds"] == 900
+    first = reconcile_workload(raw, cq, None, NOW, lq=LQ)
+    assert first.steps == ("retry-time",)
+    assert first.new_status is not None
+    assert first.new_status["requeueState"] == {"requeueAt": format_time(T0 + 900)}
+    raw = {**raw, "status": first.new_status}
+    held = reconcile_workload(raw, cq, None, NOW, lq=LQ)
+    assert held.new_status is None
+    assert held.requeue_after == 600
+    due = reconcile_workload(raw, cq, None, T0 + 900, lq=LQ)
+    assert due.new_status is not None
+    assert conds(due.new_status)["Evicted"] == (
+        "True",
+        "AdmissionCheck",
+        'Evicted due to AdmissionCheck in Retry state: "ac" (later)',
+    )
+    (reset,) = due.new_status["admissionChecks"]
+    assert reset["requeueAfterSeconds"] == 900
+    assert reset["retryCount"] == 1
 
 
 def settle(raw: dict[str, Any], now: float, options: WorkloadOptions = WAIT) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from numaplane.kueue.workload.status import Event, backoff_seconds
 from .helpers import T0, admission, admitted, check, cond, conds, raw_wl, reserved
 
 NOW = T0 + 100
+CQ_WITH_CHECK = ClusterQueue(name="cq", admission_checks=(AdmissionCheckRule("ac"),))
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,18 @@ RULE_CASES = (
     RuleCase(
         name="reserve quota before the checks are synced leaves Admitted alone",
         raw=raw_wl(),
-        rule=lambda r: reserve_quota(r, admission(), NOW, checks_complete=False),
+        rule=lambda r: reserve_quota(r, admission(), NOW, cq=CQ_WITH_CHECK),
         want_conditions={
             "QuotaReserved": ("True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+        },
+    ),
+    RuleCase(
+        name="reserve quota with the required check already ready admits",
+        raw=raw_wl(checks=[check("ac", "Ready")]),
+        rule=lambda r: reserve_quota(r, admission(), NOW, cq=CQ_WITH_CHECK),
+        want_conditions={
+            "QuotaReserved": ("True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+            "Admitted": ("True", "Admitted", "The workload is admitted"),
         },
     ),
     RuleCase(

@@ -23,11 +23,11 @@ from numaplane.kueue.workload.reconcile import (
     reconcile_workload,
     requeue_after_backoff,
 )
+from numaplane.kueue.workload.reservation import reserve_quota
 from numaplane.kueue.workload.status import (
     Event,
     finish,
     release_quota,
-    reserve_quota,
     set_pending,
     set_pods_ready,
     sync_admitted,

@@ -183,6 +183,14 @@ def reconcile_workload(
     status = st.status_copy(raw)
     if st.is_finished(status):
         return _NOTHING
+    retry_at = ac.max_retry_time(status)
+    if retry_at is not None and retry_at > now:
+        # An admission check asked to retry later (KEP-3258, upstream NeedsRequeueAtUpdate):
+        # hold the workload until then; a later requeueAt already set is never moved back.
+        current = _requeue_at(status)
+        if current is None or current < retry_at:
+            status.setdefault("requeueState", {})["requeueAt"] = format_time(retry_at)
+            return WorkloadDecision(new_status=status, steps=("retry-time",))
     if st.is_active(raw):
         if st.condition_true(status, DEACTIVATION_TARGET):
             return WorkloadDecision(deactivate=True, steps=("deactivate",))
@@ -285,12 +293,7 @@ def _reconcile_reserved(
         message = "Evicted due to " + ac.checks_message(
             ac.checks_in_state(status, CHECK_RETRY), CHECK_RETRY
         )
-        retry_at = ac.max_retry_time(status)
         new = ev.evict(raw, REASON_ADMISSION_CHECK, message, now)
-        if retry_at is not None and retry_at > now:
-            current = _requeue_at(new)
-            if current is None or current < retry_at:
-                new.setdefault("requeueState", {})["requeueAt"] = format_time(retry_at)
         event = ev.eviction_event(REASON_ADMISSION_CHECK, message)
         return WorkloadDecision(new_status=new, events=(event,), steps=("checks-retry",))
 

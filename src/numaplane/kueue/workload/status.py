@@ -25,11 +25,9 @@ from numaplane.kueue.constants import (
     EVICTED,
     FINISHED,
     PODS_READY,
-    PREEMPTED,
     QUOTA_RESERVED,
     REASON_NO_RESERVATION,
     REASON_PREEMPTED,
-    REASON_QUOTA_RESERVED,
     REASON_UNSATISFIED_CHECKS,
     REQUEUED,
 )
@@ -166,7 +164,8 @@ def has_topology_assignments_pending(status: Mapping[str, Any]) -> bool:
 # --- Admitted -----------------------------------------------------------------------------------
 
 
-def _sync_admitted_into(status: Status, now: float, generation: int | None) -> None:
+def sync_admitted_into(status: Status, now: float, generation: int | None) -> None:
+    """:func:`sync_admitted` on a status being built (in place)."""
     reserved = has_quota_reservation(status)
     should = (
         reserved and has_all_checks_ready(status) and not has_topology_assignments_pending(status)
@@ -199,14 +198,17 @@ def sync_admitted(raw: Mapping[str, Any], now: float) -> Status:
     the reason that blocks it (``NoReservation``, ``UnsatisfiedAdmissionChecks``,
     ``PendingDelayedTopologyRequests``, ``Finished``)."""
     status = status_copy(raw)
-    _sync_admitted_into(status, now, generation_of(raw))
+    sync_admitted_into(status, now, generation_of(raw))
     return status
 
 
 # --- quota reservation --------------------------------------------------------------------------
 
 
-def _reset_active(status: Status, kind: str, reason: str, now: float, gen: int | None) -> None:
+def reset_active_condition(
+    status: Status, kind: str, reason: str, now: float, gen: int | None
+) -> None:
+    """Upstream ``resetActiveCondition``: a True condition becomes False, "Previously: <msg>"."""
     old = find_condition(status.get("conditions"), kind)
     if old is None or old.get("status") != "True":
         return
@@ -214,40 +216,12 @@ def _reset_active(status: Status, kind: str, reason: str, now: float, gen: int |
     set_condition(conditions_list(status), kind, "False", reason, message, now, gen)
 
 
-def reserve_quota(
-    raw: Mapping[str, Any],
-    admission: Mapping[str, Any],
-    now: float,
-    *,
-    checks_complete: bool = True,
-) -> Status:
-    """Upstream ``SetQuotaReservation`` (+ the scheduler's ``SyncAdmittedCondition``):
-    ``status.admission`` set, ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>",
-    ``Evicted``/``Preempted``/``BlockedOnPreemptionGates`` that were True flipped to False
-    (reason ``QuotaReserved``, "Previously: <msg>"). ``Admitted`` is synced only when the
-    workload already carries every check its ClusterQueue requires (``checks_complete``, see
-    :func:`numaplane.kueue.workload.checks.has_all_checks`)."""
-    status = status_copy(raw)
-    gen = generation_of(raw)
-    status["admission"] = copy.deepcopy(dict(admission))
-    cq = admission.get("clusterQueue", "")
-    message = f"Quota reserved in ClusterQueue {cq}"
-    set_condition(
-        conditions_list(status), QUOTA_RESERVED, "True", REASON_QUOTA_RESERVED, message, now, gen
-    )
-    for kind in (EVICTED, PREEMPTED, BLOCKED_ON_PREEMPTION_GATES):
-        _reset_active(status, kind, REASON_QUOTA_RESERVED, now, gen)
-    if checks_complete:
-        _sync_admitted_into(status, now, gen)
-    return status
-
-
 def _unset_reservation_into(
     status: Status, reason: str, message: str, now: float, gen: int | None
 ) -> None:
     set_condition(conditions_list(status), QUOTA_RESERVED, "False", reason, message, now, gen)
     status.pop("admission", None)
-    _sync_admitted_into(status, now, gen)
+    sync_admitted_into(status, now, gen)
 
 
 def set_pending(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
