@@ -481,3 +481,20 @@ def test_checks_message(case: MessageCase) -> None:
 )
 def test_backoff_doubles_up_to_the_maximum(count: int, want: int) -> None:
     assert backoff_seconds(count, 60, 3600) == want
+
+
+def test_long_messages_are_cut_as_upstream() -> None:
+    long = "x" * 40_000
+    status = evict(admitted(), "Preempted", long, NOW)
+    message = conds(status)["Evicted"][2]
+    assert len(message) == 32 * 1024
+    assert message.endswith("x ...")
+    event = eviction_event("Preempted", long)
+    assert len(event.message) == 1024
+    assert event.message.endswith(" ...")
+
+
+def test_finishing_twice_keeps_the_first_reason() -> None:
+    once = finish(admitted(), "Failed", "BackoffLimitExceeded", NOW)
+    twice = finish({**admitted(), "status": once}, "Succeeded", "ok", NOW + 5)
+    assert conds(twice)["Finished"] == ("True", "Failed", "BackoffLimitExceeded")

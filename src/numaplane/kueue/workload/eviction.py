@@ -31,6 +31,8 @@ from numaplane.kueue.workload.status import (
     generation_of,
     is_evicted,
     status_copy,
+    truncate_condition_message,
+    truncate_event_message,
 )
 
 
@@ -79,6 +81,7 @@ def _evict_into(
     evicted_reason = (
         reason_with_cause(reason, cause) if reason == REASON_DEACTIVATED and cause else reason
     )
+    message = truncate_condition_message(message)
     set_condition(conditions_list(status), EVICTED, "True", evicted_reason, message, now, gen)
     status.pop("clusterName", None)
     status.pop("nominatedClusterNames", None)
@@ -119,7 +122,7 @@ def eviction_event(reason: str, message: str, underlying_cause: str = "") -> Eve
     event_reason = reason_with_cause(EVICTED, reason)
     if reason == REASON_DEACTIVATED and underlying_cause:
         event_reason = reason_with_cause(event_reason, underlying_cause)
-    return Event("Normal", event_reason, message)
+    return Event("Normal", event_reason, truncate_event_message(message))
 
 
 def preempted(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
@@ -127,7 +130,8 @@ def preempted(raw: Mapping[str, Any], reason: str, message: str, now: float) -> 
     ``InCohortReclamation``, ``InCohortReclaimWhileBorrowing``, ``InCohortFairSharing``) and
     then :func:`evict` with reason ``Preempted`` and the same message."""
     status = status_copy(raw)
-    set_condition(conditions_list(status), PREEMPTED, "True", reason, message, now)
+    conditions = conditions_list(status)
+    set_condition(conditions, PREEMPTED, "True", reason, truncate_condition_message(message), now)
     _evict_into(status, REASON_PREEMPTED, message, "", now, generation_of(raw))
     return status
 

@@ -248,9 +248,10 @@ def reconcile_workload(
         if not st.has_quota_reservation(status):
             want = _pending_reason(raw, status, cq, lq, cq_active)
             if want is not None:
-                set_condition(
-                    status.setdefault("conditions", []), QUOTA_RESERVED, "False", *want, now
-                )
+                reason, message = want[0], st.truncate_condition_message(want[1])
+                conditions = st.conditions_list(status)
+                gen = st.generation_of(raw)
+                set_condition(conditions, QUOTA_RESERVED, "False", reason, message, now, gen)
         status = st.sync_admitted(_with_status(raw, status), now)
         if (new := _changed(raw, status)) is not None:
             events = ()
@@ -288,7 +289,11 @@ def _reconcile_reserved(
         if ac.has_rejected_checks(status):
             message = ac.checks_message(ac.checks_in_state(status, CHECK_REJECTED), CHECK_REJECTED)
             new = ev.set_deactivation_target(raw, REASON_ADMISSION_CHECK, message, now)
-            event = Event("Warning", "AdmissionCheckRejected", f"Deactivated due to {message}")
+            event = Event(
+                "Warning",
+                "AdmissionCheckRejected",
+                st.truncate_event_message(f"Deactivated due to {message}"),
+            )
             return WorkloadDecision(new_status=new, events=(event,), steps=("checks-rejected",))
         message = "Evicted due to " + ac.checks_message(
             ac.checks_in_state(status, CHECK_RETRY), CHECK_RETRY

@@ -20,6 +20,7 @@ from numaplane.kueue.workload.status import (
     reset_active_condition,
     status_copy,
     sync_admitted_into,
+    truncate_condition_message,
 )
 
 
@@ -39,7 +40,9 @@ def reserve_quota(
     status = status_copy(raw)
     gen = generation_of(raw)
     status["admission"] = copy.deepcopy(dict(admission))
-    message = f"Quota reserved in ClusterQueue {admission.get('clusterQueue', '')}"
+    message = truncate_condition_message(
+        f"Quota reserved in ClusterQueue {admission.get('clusterQueue', '')}"
+    )
     conditions = conditions_list(status)
     set_condition(conditions, QUOTA_RESERVED, "True", REASON_QUOTA_RESERVED, message, now, gen)
     for kind in (EVICTED, PREEMPTED, BLOCKED_ON_PREEMPTION_GATES):

@@ -61,6 +61,28 @@ MSG_READY: Final = "All pods reached readiness and the workload is running"
 _REQUEUE_AT_ONCE: Final = frozenset({REASON_PREEMPTED, REASON_NODE_FAILURES})
 
 
+_MAX_CONDITION_MESSAGE: Final = 32 * 1024
+_MAX_EVENT_MESSAGE: Final = 1024
+
+
+def _truncate(message: str, limit: int) -> str:
+    # Upstream cuts bytes and appends " ..." (util/api truncateMessage).
+    data = message.encode()
+    if len(data) <= limit:
+        return message
+    return data[: limit - 4].decode(errors="ignore") + " ..."
+
+
+def truncate_condition_message(message: str) -> str:
+    """Upstream ``TruncateConditionMessage``: at most 32 KiB, ending in " ..." when cut."""
+    return _truncate(message, _MAX_CONDITION_MESSAGE)
+
+
+def truncate_event_message(message: str) -> str:
+    """Upstream ``TruncateEventMessage``: at most 1 KiB, ending in " ..." when cut."""
+    return _truncate(message, _MAX_EVENT_MESSAGE)
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """An event to record on the Workload: ``type`` is ``Normal`` or ``Warning``."""
@@ -212,13 +234,14 @@ def reset_active_condition(
     old = find_condition(status.get("conditions"), kind)
     if old is None or old.get("status") != "True":
         return
-    message = "Previously: " + str(old.get("message", ""))
+    message = truncate_condition_message("Previously: " + str(old.get("message", "")))
     set_condition(conditions_list(status), kind, "False", reason, message, now, gen)
 
 
 def _unset_reservation_into(
     status: Status, reason: str, message: str, now: float, gen: int | None
 ) -> None:
+    message = truncate_condition_message(message)
     set_condition(conditions_list(status), QUOTA_RESERVED, "False", reason, message, now, gen)
     status.pop("admission", None)
     sync_admitted_into(status, now, gen)
@@ -234,9 +257,9 @@ def set_pending(raw: Mapping[str, Any], reason: str, message: str, now: float) -
 
 def set_requeued(status: Status, reason: str, message: str, requeued: bool, now: float) -> None:
     """Upstream ``SetRequeuedCondition`` on a status being built (edits in place)."""
-    set_condition(
-        conditions_list(status), REQUEUED, "True" if requeued else "False", reason, message, now
-    )
+    flag = "True" if requeued else "False"
+    message = truncate_condition_message(message)
+    set_condition(conditions_list(status), REQUEUED, flag, reason, message, now)
 
 
 def release_quota(raw: Mapping[str, Any], now: float) -> Status:
@@ -288,12 +311,15 @@ def update_requeue_state(status: Status, now: float, base: int, maximum: int) ->
 
 
 def finish(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
-    """``Finished=True`` (``Succeeded``, ``Failed``, ``OutOfSync``, ...). A finished workload
-    no longer counts against quota."""
+    """Upstream ``Finish``: ``Finished=True`` (``Succeeded``, ``Failed``, ``OutOfSync``, ...);
+    a workload already finished is left as it is. A finished workload no longer counts against
+    quota."""
     status = status_copy(raw)
-    set_condition(
-        conditions_list(status), FINISHED, "True", reason, message, now, generation_of(raw)
-    )
+    if is_finished(status):
+        return status
+    message = truncate_condition_message(message)
+    gen = generation_of(raw)
+    set_condition(conditions_list(status), FINISHED, "True", reason, message, now, gen)
     return status
 
 
