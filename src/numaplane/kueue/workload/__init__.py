@@ -10,6 +10,7 @@ from numaplane.kueue.workload.checks import (
     has_all_checks,
     sync_admission_checks,
 )
+from numaplane.kueue.workload.decision import WorkloadDecision, WorkloadOptions
 from numaplane.kueue.workload.eviction import (
     deactivate,
     evict,
@@ -17,12 +18,7 @@ from numaplane.kueue.workload.eviction import (
     preempted,
     set_deactivation_target,
 )
-from numaplane.kueue.workload.reconcile import (
-    WorkloadDecision,
-    WorkloadOptions,
-    reconcile_workload,
-    requeue_after_backoff,
-)
+from numaplane.kueue.workload.reconcile import reconcile_workload, requeue_after_backoff
 from numaplane.kueue.workload.reservation import reserve_quota
 from numaplane.kueue.workload.status import (
     Event,

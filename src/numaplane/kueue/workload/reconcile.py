@@ -7,7 +7,6 @@ calls again on the next observation, as the controller reconciles again on its o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from numaplane.kueue.api.conditions import find_condition, format_time, parse_time, set_condition
@@ -19,11 +18,9 @@ from numaplane.kueue.api.model import (
     LocalQueue,
 )
 from numaplane.kueue.constants import (
-    ADMITTED,
     CHECK_REJECTED,
     CHECK_RETRY,
     DEACTIVATION_TARGET,
-    PODS_READY,
     QUOTA_RESERVED,
     REASON_ADMISSION_CHECK,
     REASON_BACKOFF_FINISHED,
@@ -36,13 +33,13 @@ from numaplane.kueue.constants import (
 from numaplane.kueue.workload import checks as ac
 from numaplane.kueue.workload import eviction as ev
 from numaplane.kueue.workload import status as st
+from numaplane.kueue.workload import timeouts as tm
+from numaplane.kueue.workload.decision import DEFAULT_OPTIONS, WorkloadDecision, WorkloadOptions
 from numaplane.kueue.workload.status import Event, Status
 
 REASON_REACTIVATED: Final = "Reactivated"
 REASON_CLUSTER_QUEUE_RESTARTED: Final = "ClusterQueueRestarted"
 REASON_LOCAL_QUEUE_RESTARTED: Final = "LocalQueueRestarted"
-REASON_REQUEUING_LIMIT_EXCEEDED: Final = "RequeuingLimitExceeded"
-REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED: Final = "MaximumExecutionTimeExceeded"
 REASON_MISCONFIGURED: Final = "Misconfigured"
 REASON_SUSPENDED: Final = "Suspended"
 MSG_PENDING_EVALUATION: Final = "Workload is pending evaluation in the scheduling queue"
@@ -61,35 +58,6 @@ SCHEDULER_REASONS: Final = frozenset(
         "Inadmissible",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadOptions:
-    """The parts of Kueue's ``Configuration`` the workload rules read: ``waitForPodsReady``
-    (``pods_ready_timeout`` None: disabled) and its ``requeuingStrategy``."""
-
-    pods_ready_timeout: float | None = None
-    recovery_timeout: float | None = None
-    #: None: requeue forever.
-    backoff_limit_count: int | None = None
-    backoff_base_seconds: int = 60
-    backoff_max_seconds: int = 3600
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadDecision:
-    """What one reconcile pass wants written."""
-
-    #: The whole new ``status`` to write, or None when the status stays as it is.
-    new_status: Status | None = None
-    events: tuple[Event, ...] = ()
-    #: Seconds until the workload must be reconciled again (backoff, PodsReady timeout,
-    #: maximum execution time), if any.
-    requeue_after: float | None = None
-    #: ``spec.active=false`` to write (a ``DeactivationTarget`` was reached).
-    deactivate: bool = False
-    #: Names of the steps taken, for logs and tests.
-    steps: tuple[str, ...] = field(default=())
 
 
 _NOTHING: Final = WorkloadDecision()
@@ -116,7 +84,7 @@ def _requeue_at(status: Mapping[str, Any]) -> float | None:
 
 
 def requeue_after_backoff(
-    raw: Mapping[str, Any], now: float, config: WorkloadOptions = WorkloadOptions()
+    raw: Mapping[str, Any], now: float, config: WorkloadOptions = DEFAULT_OPTIONS
 ) -> Status:
     """The controller's requeue step for an active workload with ``Requeued=False``:
     ``Deactivated`` → True ``Reactivated`` "The workload was reactivated"; ``PodsReadyTimeout``
@@ -170,7 +138,7 @@ def reconcile_workload(
     cq: ClusterQueue | None,
     checks: Mapping[str, AdmissionCheck] | None,
     now: float,
-    config: WorkloadOptions = WorkloadOptions(),
+    config: WorkloadOptions = DEFAULT_OPTIONS,
     *,
     lq: LocalQueue | None = None,
     cq_active: bool = True,
@@ -329,10 +297,10 @@ def _reconcile_reserved(
             new = st.set_pending(raw, REASON_SUSPENDED, f"{kind} {missing_name} is stopped", now)
             return WorkloadDecision(new_status=_changed(raw, new), steps=(f"{kind}-stopped",))
 
-    pods_after, decision = _pods_ready_timeout(raw, status, now, config)
+    pods_after, decision = tm.pods_ready_timeout(raw, status, now, config)
     if decision is not None:
         return decision
-    exec_after, decision = _max_execution_time(raw, status, now)
+    exec_after, decision = tm.max_execution_time(raw, status, now)
     if decision is not None:
         return decision
     waits = [w for w in (pods_after, exec_after) if w is not None and w > 0]
@@ -345,70 +313,3 @@ def _cq_name(status: Mapping[str, Any], lq: LocalQueue | None, cq: ClusterQueue 
     if lq is not None:
         return lq.cluster_queue
     return str((status.get("admission") or {}).get("clusterQueue", ""))
-
-
-def _pods_ready_timeout(
-    raw: Mapping[str, Any], status: Status, now: float, config: WorkloadOptions
-) -> tuple[float | None, WorkloadDecision | None]:
-    """Upstream ``reconcileNotReadyTimeout`` + ``admittedNotReadyWorkload``."""
-    timeout = config.pods_ready_timeout
-    if timeout is None or not st.is_active(raw) or st.is_evicted(status):
-        return None, None
-    if not st.is_admitted(status):
-        return None, None
-    ready = find_condition(status.get("conditions"), PODS_READY)
-    if ready is not None and ready.get("status") == "True":
-        return None, None
-    if ready is None or ready.get("reason") in (st.REASON_WAIT_FOR_START, "PodsReady"):
-        admitted = find_condition(status.get("conditions"), ADMITTED) or {}
-        cause = st.REASON_WAIT_FOR_START
-        remaining = timeout - (now - parse_time(admitted.get("lastTransitionTime")))
-    elif ready.get("reason") == st.REASON_WAIT_FOR_RECOVERY and config.recovery_timeout is not None:
-        cause = st.REASON_WAIT_FOR_RECOVERY
-        remaining = config.recovery_timeout - (now - parse_time(ready.get("lastTransitionTime")))
-    else:
-        return None, None
-    if remaining > 0:
-        return remaining, None
-    count = int((status.get("requeueState") or {}).get("count") or 0)
-    limit = config.backoff_limit_count
-    if limit is not None and count + 1 > limit:
-        new = ev.set_deactivation_target(
-            raw,
-            REASON_REQUEUING_LIMIT_EXCEEDED,
-            "exceeding the maximum number of re-queuing retries",
-            now,
-        )
-        return None, WorkloadDecision(new_status=_changed(raw, new), steps=("requeuing-limit",))
-    meta = raw.get("metadata") or {}
-    message = f"Exceeded the PodsReady timeout {meta.get('namespace', '')}/{meta.get('name', '')}"
-    new = ev.evict(raw, REASON_PODS_READY_TIMEOUT, message, now, underlying_cause=cause)
-    st.update_requeue_state(new, now, config.backoff_base_seconds, config.backoff_max_seconds)
-    event = ev.eviction_event(REASON_PODS_READY_TIMEOUT, message)
-    return None, WorkloadDecision(new_status=new, events=(event,), steps=("pods-ready-timeout",))
-
-
-def _max_execution_time(
-    raw: Mapping[str, Any], status: Status, now: float
-) -> tuple[float | None, WorkloadDecision | None]:
-    """Upstream ``reconcileMaxExecutionTime``."""
-    limit = (raw.get("spec") or {}).get("maximumExecutionTimeSeconds")
-    admitted = find_condition(status.get("conditions"), ADMITTED)
-    if limit is None or admitted is None or admitted.get("status") != "True":
-        return None, None
-    past = int(status.get("accumulatedPastExecutionTimeSeconds") or 0)
-    remaining = (int(limit) - past) - (now - parse_time(admitted.get("lastTransitionTime")))
-    if remaining > 0:
-        return remaining, None
-    if st.condition_true(status, DEACTIVATION_TARGET):
-        return None, None
-    new = ev.set_deactivation_target(
-        raw, REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED, "exceeding the maximum execution time", now
-    )
-    new.pop("accumulatedPastExecutionTimeSeconds", None)
-    event = Event(
-        "Warning",
-        REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED,
-        f"The maximum execution time ({int(limit)}s) exceeded",
-    )
-    return None, WorkloadDecision(new_status=new, events=(event,), steps=("max-execution-time",))
