@@ -12,6 +12,7 @@ from numaplane.kueue.api.model import (
     Admission,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     PodSet,
     PodSetAssignment,
@@ -134,13 +135,23 @@ def pending(
     )
 
 
+def cohort(name: str, parent: str = "", *groups: ResourceGroup) -> Cohort:
+    """A Cohort object (with quota of its own when ``groups`` are given)."""
+    return Cohort(name=name, parent=parent, resource_groups=groups)
+
+
 def snapshot_of(
-    flavors: Iterable[str], queues: Iterable[ClusterQueue], workloads: Iterable[Workload] = ()
+    flavors: Iterable[str],
+    queues: Iterable[ClusterQueue],
+    workloads: Iterable[Workload] = (),
+    cohorts: Iterable[Cohort] = (),
 ) -> Snapshot:
     """The snapshot a cache holding these objects takes."""
     cache = KueueCache()
     for name in flavors:
         cache.upsert_flavor(ResourceFlavor(name))
+    for co in cohorts:
+        cache.upsert_cohort(co)
     for cq in queues:
         cache.upsert_cluster_queue(cq)
     for wl in workloads:
