@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from numaplane.kueue.api.model import STRICT_FIFO, ClusterQueue, PodSet, Workload
-from numaplane.kueue.scheduler.scheduler import CycleResult, schedule
+from numaplane.kueue.scheduler.scheduler import CycleResult, SchedulerOptions, schedule
 from tests.kueue.scheduler.sched_builders import (
     NOW,
     admitted,
@@ -518,3 +518,49 @@ def test_reserved_usage_is_added_to_the_snapshot() -> None:
     heads = (pending("new", {"cpu": cpu(10)}, namespace="sales"),)
     schedule(snap, heads, now=NOW, local_queues=LOCAL_QUEUES, namespace_labels=NAMESPACES)
     assert snap.cluster_queues["sales"].usage(("default", "cpu")) == cpu(10)
+
+
+@dataclass(frozen=True)
+class BlockCase:
+    name: str
+    all_pods_ready: bool
+    want_reserved: tuple[str, ...]
+    want_waiting: tuple[str, ...]
+
+
+BLOCK_CASES = [
+    BlockCase(
+        "every reserving workload is PodsReady: one reservation",
+        True,
+        ("sales/a",),
+        ("eng-alpha/b",),
+    ),
+    BlockCase("a reserving workload is not PodsReady: none", False, (), ("sales/a", "eng-alpha/b")),
+]
+
+
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=[c.name for c in BLOCK_CASES])
+def test_block_admission_waits_for_pods_ready(case: BlockCase) -> None:
+    snap = snapshot_of(FLAVORS, QUEUES)
+    heads = (
+        pending("a", {"cpu": cpu(1)}, namespace="sales", created=NOW - 20),
+        pending("b", {"cpu": cpu(1)}, namespace="eng-alpha", created=NOW - 10),
+    )
+    result = schedule(
+        snap,
+        heads,
+        now=NOW,
+        options=SchedulerOptions(block_admission=True),
+        local_queues=LOCAL_QUEUES,
+        namespace_labels=NAMESPACES,
+        all_pods_ready=case.all_pods_ready,
+    )
+    assert tuple(r.workload.key for r in result.reserved) == case.want_reserved
+    waiting = (
+        "WaitingForPodsReady",
+        "waiting for all admitted workloads to be in PodsReady condition",
+        "immediate",
+    )
+    assert {
+        p.workload.key: (p.reason, p.message, p.requeue) for p in result.pending
+    } == dict.fromkeys(case.want_waiting, waiting)
