@@ -76,6 +76,9 @@ class Reservation:
     workload: Workload
     admission: Admission
     message: str
+    #: The flavors tried that did not simply fit, for the ``QuotaReserved`` event's
+    #: ``; Flavors considered: …`` suffix ("" when every try fit).
+    flavors_considered: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,9 +321,9 @@ def _process(
     gate.ready = False
     e.status = en.ASSUMED
     admission = e.assignment.to_admission(e.cluster_queue)
-    result.reserved.append(
-        Reservation(e.workload, admission, f"Quota reserved in ClusterQueue {e.cluster_queue}")
-    )
+    message = f"Quota reserved in ClusterQueue {e.cluster_queue}"
+    considered = e.assignment.flavors_considered()
+    result.reserved.append(Reservation(e.workload, admission, message, considered))
 
 
 def _skip(e: Entry, message: str) -> None:
