@@ -716,3 +716,17 @@ def test_block_admission_waits_for_pods_ready(case: BlockCase) -> None:
     assert {
         p.workload.key: (p.reason, p.message, p.requeue) for p in result.pending
     } == dict.fromkeys(case.want_waiting, waiting)
+
+
+def test_an_entry_without_assignment_keeps_its_resume_point() -> None:
+    snap = snapshot_of(FLAVORS, QUEUES)
+    head = replace(pending("new", {"cpu": cpu(1)}, namespace="sales"), check_states={"c": "Retry"})
+    result = schedule(
+        snap,
+        (head,),
+        now=NOW,
+        local_queues=LOCAL_QUEUES,
+        namespace_labels=NAMESPACES,
+        last_tried={"sales/new": [{"cpu": 0}]},
+    )
+    assert [p.last_tried for p in result.pending] == [[{"cpu": 0}]]
