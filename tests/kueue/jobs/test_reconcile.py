@@ -579,3 +579,47 @@ def test_pods_ready_condition_with_wait_for_pods_ready() -> None:
     # Written once: the next pass sees it and moves on.
     again = reconcile_job(_running(active=3, ready=3), (decision.writes[0].obj,), ctx)
     assert summary(again) == []
+
+
+@dataclass(frozen=True)
+class ReclaimCase:
+    name: str
+    parallelism: int
+    completions: int
+    succeeded: int
+    have: tuple[dict[str, Any], ...]
+    want: list[dict[str, Any]] | None  # None: no write
+
+
+RECLAIM_CASES = [
+    ReclaimCase("nothing succeeded yet", 3, 6, 0, (), None),
+    ReclaimCase("more left than the parallelism", 3, 6, 2, (), None),
+    ReclaimCase(
+        "two of the last three done: one pod's quota back",
+        3,
+        6,
+        4,
+        (),
+        [{"name": "main", "count": 1}],
+    ),
+    ReclaimCase("already written", 3, 6, 4, ({"name": "main", "count": 1},), None),
+    ReclaimCase(
+        "count changed", 3, 6, 5, ({"name": "main", "count": 1},), [{"name": "main", "count": 2}]
+    ),
+]
+
+
+@pytest.mark.parametrize("case", RECLAIM_CASES, ids=lambda c: c.name)
+def test_reclaimable_pods(case: ReclaimCase) -> None:
+    source = job(parallelism=case.parallelism, completions=case.completions)
+    running = _running(active=case.parallelism, succeeded=case.succeeded)
+    running["spec"]["completions"] = case.completions
+    workload = admitted(new_workload(source, 0, None))
+    if case.have:
+        workload["status"]["reclaimablePods"] = list(case.have)
+    decision = reconcile_job(running, (workload,), CTX)
+    if case.want is None:
+        assert summary(decision) == []
+    else:
+        assert summary(decision) == [("Workload", "status")]
+        assert decision.writes[0].obj["status"]["reclaimablePods"] == case.want

@@ -224,3 +224,19 @@ def restore_pod_sets_info(job: Obj, infos: Sequence[PodSetInfo]) -> bool:
         if key in current_labels:
             info.labels[key] = current_labels[key]
     return restore_template(template, info) or changed
+
+
+def reclaimable_pods(job: Mapping[str, Any]) -> list[Obj]:
+    """Upstream ``Job.ReclaimablePods``: once some pods succeeded and fewer completions remain
+    than the parallelism, the difference is quota the Workload no longer needs
+    (``[{name: main, count}]``; empty otherwise)."""
+    spec = _spec(job)
+    parallelism = int(spec.get("parallelism") if spec.get("parallelism") is not None else 1)
+    succeeded = int((job.get("status") or {}).get("succeeded") or 0)
+    if parallelism == 1 or succeeded == 0:
+        return []
+    completions = spec.get("completions")
+    remaining = (int(completions) if completions is not None else parallelism) - succeeded
+    if remaining >= parallelism:
+        return []
+    return [{"name": DEFAULT_POD_SET, "count": parallelism - remaining}]
