@@ -231,7 +231,8 @@ def reclaimable_pods(job: Mapping[str, Any]) -> list[Obj]:
     than the parallelism, the difference is quota the Workload no longer needs
     (``[{name: main, count}]``; empty otherwise)."""
     spec = _spec(job)
-    parallelism = int(spec.get("parallelism") if spec.get("parallelism") is not None else 1)
+    raw_parallelism = spec.get("parallelism")
+    parallelism = 1 if raw_parallelism is None else int(raw_parallelism)
     succeeded = int((job.get("status") or {}).get("succeeded") or 0)
     if parallelism == 1 or succeeded == 0:
         return []
