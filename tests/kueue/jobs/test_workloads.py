@@ -16,6 +16,8 @@ from numaplane.kueue.jobs import (
     equivalent,
     extract_priority,
     new_workload,
+    owned_workloads,
+    owner_job_key,
     workload_name,
 )
 from numaplane.kueue.jobs.batchjob import finished, pod_sets, pods_count, pods_ready
@@ -342,3 +344,22 @@ def test_merge_patch() -> None:
     new = {"a": 1, "b": {"c": 5, "d": 3}, "l": [1, 2], "added": "x"}
     assert merge_patch(old, new) == {"b": {"c": 5}, "l": [1, 2], "added": "x", "gone": None}
     assert merge_patch(new, new) == {}
+
+
+def test_owner_job_key_and_owned_workloads() -> None:
+    mine = new_workload(job(), 0, None)
+    foreign = copy.deepcopy(mine)
+    foreign["metadata"]["ownerReferences"][0].update(uid="other", name="other-job")
+    predecessor = copy.deepcopy(mine)
+    predecessor["metadata"]["ownerReferences"][0]["uid"] = "uid-of-a-deleted-job"
+    not_a_job = copy.deepcopy(mine)
+    not_a_job["metadata"]["ownerReferences"][0].update(
+        apiVersion="jobset.x-k8s.io/v1alpha2", kind="JobSet"
+    )
+    elsewhere = copy.deepcopy(mine)
+    elsewhere["metadata"]["namespace"] = "team-b"
+    assert owner_job_key(mine) == f"{NS}/sample-job"
+    assert owner_job_key(foreign) == f"{NS}/other-job"
+    assert owner_job_key(not_a_job) is None
+    everything = [mine, foreign, predecessor, not_a_job, elsewhere]
+    assert owned_workloads(NS, "sample-job", everything) == [mine, predecessor]

@@ -274,7 +274,9 @@ def reconcile_job(
 ) -> JobDecision:
     """One pass of upstream ``ReconcileGenericJob`` for a batch/v1 Job (see the module
     docstring). ``job`` None (deleted) or being deleted: the finalizers of its Workloads are
-    removed. ``owned_workloads``: the Workloads whose controller is the Job."""
+    removed. ``owned_workloads``: the Workloads with an owner reference to the Job's name
+    (:func:`~numaplane.kueue.jobs.owned_workloads`); the prebuilt Workload, if the Job names
+    one, comes in ``ctx.prebuilt_workload``."""
     if job is None or meta_of(job).get("deletionTimestamp"):
         decision = JobDecision()
         for wl in owned_workloads:
