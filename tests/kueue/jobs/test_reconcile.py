@@ -623,3 +623,47 @@ def test_reclaimable_pods(case: ReclaimCase) -> None:
     else:
         assert summary(decision) == [("Workload", "status")]
         assert decision.writes[0].obj["status"]["reclaimablePods"] == case.want
+
+
+def _last(decision: JobDecision, kind: str) -> Obj:
+    """The object of the decision's last write of ``kind``."""
+    return dict(next(w.obj for w in reversed(decision.writes) if w.kind == kind))
+
+
+def test_a_job_through_its_whole_life() -> None:
+    """Each pass's written objects feed the next: created, admitted and started, preempted and
+    stopped, quota released, admitted and started again, completed, finished, released."""
+    stored = job()
+    first = reconcile_job(stored, (), CTX)
+    workload = _last(first, "Workload")
+
+    started = reconcile_job(stored, (admitted(workload),), CTX)
+    running = _last(started, "Job")
+    running["status"] = {"active": 3, "startTime": format_time(T0)}
+    assert events(started) == [("Started", "Admitted by clusterQueue cluster-queue")]
+
+    preempted = _evicted(admitted(workload), "Preempted", "Preempted to accommodate")
+    stopping = reconcile_job(running, (preempted,), CTX)
+    assert events(stopping) == [("Stopped", "Preempted to accommodate")]
+    stopped = _last(stopping, "Job")
+    assert stopped["spec"] == stored["spec"]  # the template is the user's again
+    assert stopped["status"] == {"active": 3}  # quota held while pods still run
+
+    stopped["status"] = {}  # the Job controller removed the pods
+    released = _last(reconcile_job(stopped, (preempted,), CTX), "Workload")
+    assert "admission" not in released["status"]
+
+    again = reconcile_job(stopped, (admitted(released),), CTX)
+    restarted = _last(again, "Job")
+    assert restarted["spec"]["suspend"] is False
+    assert events(again) == [("Started", "Admitted by clusterQueue cluster-queue")]
+
+    restarted["status"] = {
+        "succeeded": 3,
+        "conditions": [{"type": "Complete", "status": "True", "message": "done"}],
+    }
+    finishing = reconcile_job(restarted, (admitted(released),), CTX)
+    done = _last(finishing, "Workload")
+    assert conditions(done)[-1] == ("Finished", "True", "Succeeded", "done")
+    closing = reconcile_job(restarted, (done,), CTX)
+    assert _last(closing, "Workload")["metadata"]["finalizers"] == []
