@@ -12,7 +12,11 @@ import dataclasses
 from numaplane.apiserver import errors
 from numaplane.apiserver.crd import crd_status
 from numaplane.apiserver.kinds.admission import admit_pod
-from numaplane.apiserver.kinds.kueuejob import default_kueue_job
+from numaplane.apiserver.kinds.kueuejob import (
+    DEFAULT_LOCAL_QUEUE,
+    LOCAL_QUEUES,
+    default_kueue_job,
+)
 from numaplane.apiserver.kinds.scheduling import admit_priority_class
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
@@ -51,7 +55,8 @@ class AdmissionSteps(ClusterCore):
         elif info.group_resource == PRIORITY_CLASSES:
             admit_priority_class(obj, self.store.list(PRIORITY_CLASSES)[0], old is None)
         elif info.group_resource == "jobs.batch" and old is None and self.kueue_job_defaulting:
-            default_kueue_job(obj)
+            queue = self.store.get_latest(ObjectKey(LOCAL_QUEUES, namespace, DEFAULT_LOCAL_QUEUE))
+            default_kueue_job(obj, default_local_queue=queue is not None)
 
     async def _default_service_account(self, ctx: RequestContext, ns: Object) -> None:
         """The service-account controller's ``default`` account of a new namespace, created at

@@ -19,6 +19,9 @@ class Case:
     suspend: bool | None
     want_suspend: bool | None
     want_changed: bool
+    default_local_queue: bool = False
+    owner_kind: str = ""
+    want_queue: str | None = None
 
 
 CASES = [
@@ -37,6 +40,47 @@ CASES = [
     Case(
         "empty queue name: left alone", {"kueue.x-k8s.io/queue-name": ""}, {}, False, False, False
     ),
+    Case(
+        "namespace with a default LocalQueue: queue-name default, suspended",
+        {},
+        {},
+        False,
+        True,
+        True,
+        default_local_queue=True,
+        want_queue="default",
+    ),
+    Case(
+        "a default LocalQueue does not override the Job's queue",
+        {"kueue.x-k8s.io/queue-name": "mine"},
+        {},
+        False,
+        True,
+        True,
+        default_local_queue=True,
+        want_queue="mine",
+    ),
+    Case(
+        "controlled by a Job: no default queue",
+        {},
+        {},
+        False,
+        False,
+        False,
+        default_local_queue=True,
+        owner_kind="Job",
+    ),
+    Case(
+        "controlled by a CronJob: default queue",
+        {},
+        {},
+        False,
+        True,
+        True,
+        default_local_queue=True,
+        owner_kind="CronJob",
+        want_queue="default",
+    ),
 ]
 
 
@@ -46,8 +90,24 @@ def test_default_kueue_job(case: Case) -> None:
     if case.suspend is not None:
         spec["suspend"] = case.suspend
     job: dict[str, Any] = {
-        "metadata": {"name": "j", "labels": case.labels, "annotations": case.annotations},
+        "metadata": {"name": "j", "labels": dict(case.labels), "annotations": case.annotations},
         "spec": spec,
     }
-    assert default_kueue_job(job) is case.want_changed
+    if case.owner_kind:
+        job["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "batch/v1",
+                "kind": case.owner_kind,
+                "name": "o",
+                "uid": "u",
+                "controller": True,
+            }
+        ]
+    changed = default_kueue_job(job, default_local_queue=case.default_local_queue)
+    assert changed is case.want_changed
     assert job["spec"].get("suspend") is case.want_suspend
+    assert job["metadata"]["labels"].get("kueue.x-k8s.io/queue-name") == (
+        case.want_queue
+        if case.want_queue is not None
+        else case.labels.get("kueue.x-k8s.io/queue-name")
+    )

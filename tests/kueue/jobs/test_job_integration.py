@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from numaplane.kube import KubeClient
+from numaplane.kube.errors import ApiError
 from numaplane.kueue.api.model import ResourceFlavor
 from numaplane.kueue.jobs import JobContext, JobDecision, new_workload, reconcile_job
 from numaplane.testing.apiserver import running_apiserver
@@ -140,5 +141,66 @@ def test_start_on_the_flavor_then_stop_on_eviction(kubeconfig: Path) -> None:
             assert "nodeSelector" not in job["spec"]["template"]["spec"]
             assert "tolerations" not in job["spec"]["template"]["spec"]
             assert "kueue.x-k8s.io/stopping" not in job["metadata"].get("annotations", {})
+
+    asyncio.run(body())
+
+
+LOCAL_QUEUE_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "localqueues.kueue.x-k8s.io"},
+    "spec": {
+        "group": "kueue.x-k8s.io",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "localqueues",
+            "singular": "localqueue",
+            "kind": "LocalQueue",
+            "listKind": "LocalQueueList",
+        },
+        "versions": [
+            {
+                "name": "v1beta2",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def test_a_namespace_default_local_queue_queues_unlabelled_jobs(kubeconfig: Path) -> None:
+    async def body() -> None:
+        async with cluster(kubeconfig) as c:
+            before = await c.create_job(job_body("before", completions=1))
+            assert before["spec"]["suspend"] is False
+            await c.client.create(
+                "apiextensions.k8s.io/v1", "customresourcedefinitions", LOCAL_QUEUE_CRD
+            )
+            lq = {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": "default"},
+                "spec": {"clusterQueue": "cluster-queue"},
+            }
+
+            async def created() -> dict[str, Any] | None:
+                try:
+                    return await c.client.create(
+                        "kueue.x-k8s.io/v1beta2", "localqueues", lq, c.namespace
+                    )
+                except ApiError:  # the CRD is not served yet (404)
+                    return None
+
+            await c.wait_for("the LocalQueue created", created)
+            after = await c.create_job(job_body("after", completions=1))
+            assert after["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "default"
+            assert after["spec"]["suspend"] is True
 
     asyncio.run(body())
