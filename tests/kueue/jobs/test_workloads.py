@@ -20,7 +20,13 @@ from numaplane.kueue.jobs import (
     owner_job_key,
     workload_name,
 )
-from numaplane.kueue.jobs.batchjob import finished, pod_sets, pods_count, pods_ready
+from numaplane.kueue.jobs.batchjob import (
+    finished,
+    pod_sets,
+    pods_count,
+    pods_ready,
+    prebuilt_workload_name,
+)
 from numaplane.kueue.jobs.patch import merge_patch
 from tests.kueue.jobs.helpers import NS, UID, WL_NAME, admitted, cond, job, with_status
 
@@ -363,3 +369,35 @@ def test_owner_job_key_and_owned_workloads() -> None:
     assert owner_job_key(not_a_job) is None
     everything = [mine, foreign, predecessor, not_a_job, elsewhere]
     assert owned_workloads(NS, "sample-job", everything) == [mine, predecessor]
+
+
+@dataclass(frozen=True)
+class PrebuiltCase:
+    name: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    want: str | None
+
+
+PREBUILT_CASES = [
+    PrebuiltCase("none", {}, {}, None),
+    PrebuiltCase("label", {"kueue.x-k8s.io/prebuilt-workload-name": "wl1"}, {}, "wl1"),
+    PrebuiltCase(
+        "annotation (a name too long for a label)",
+        {},
+        {"kueue.x-k8s.io/prebuilt-workload-name": "w" * 70},
+        "w" * 70,
+    ),
+    PrebuiltCase(
+        "the label first",
+        {"kueue.x-k8s.io/prebuilt-workload-name": "wl1"},
+        {"kueue.x-k8s.io/prebuilt-workload-name": "wl2"},
+        "wl1",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PREBUILT_CASES, ids=lambda c: c.name)
+def test_prebuilt_workload_name(case: PrebuiltCase) -> None:
+    source = job(labels=case.labels, annotations=case.annotations)
+    assert prebuilt_workload_name(source) == case.want

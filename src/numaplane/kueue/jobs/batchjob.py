@@ -87,12 +87,14 @@ def workload_priority_class_name(obj: Mapping[str, Any]) -> str:
 
 
 def prebuilt_workload_name(job: Mapping[str, Any]) -> str | None:
-    """Upstream ``PrebuiltWorkloadFor``: the prebuilt-workload label's value (None when the
-    label is absent; an empty value still counts as set, as upstream reads it)."""
+    """Upstream ``PrebuiltWorkloadFor``: the prebuilt-workload label's value, else the
+    annotation of the same key (what MultiKueue writes when the name is too long for a label);
+    None when neither is there (an empty label still counts as set, as upstream reads it)."""
     labels = labels_of(job)
-    if PREBUILT_WORKLOAD_LABEL not in labels:
-        return None
-    return str(labels[PREBUILT_WORKLOAD_LABEL])
+    if PREBUILT_WORKLOAD_LABEL in labels:
+        return str(labels[PREBUILT_WORKLOAD_LABEL])
+    annotated = annotations_of(job).get(PREBUILT_WORKLOAD_LABEL)
+    return None if annotated is None else str(annotated)
 
 
 def maximum_execution_time_seconds(obj: Mapping[str, Any]) -> int | None:
