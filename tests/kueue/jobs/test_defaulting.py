@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from numaplane.apiserver.kinds.kueuejob import default_kueue_job
+from numaplane.apiserver.kinds.kueuejob import (
+    admission_check_names,
+    default_kueue_job,
+    default_managed_by,
+)
 
 
 @dataclass(frozen=True)
@@ -111,3 +115,61 @@ def test_default_kueue_job(case: Case) -> None:
         if case.want_queue is not None
         else case.labels.get("kueue.x-k8s.io/queue-name")
     )
+
+
+@dataclass(frozen=True)
+class ManagedByCase:
+    name: str
+    managed_by: str | None
+    want: str
+    want_changed: bool
+
+
+MANAGED_BY_CASES = [
+    ManagedByCase("unset", None, "kueue.x-k8s.io/multikueue", True),
+    ManagedByCase(
+        "the Job controller's", "kubernetes.io/job-controller", "kueue.x-k8s.io/multikueue", True
+    ),
+    ManagedByCase(
+        "already MultiKueue: nothing to do",
+        "kueue.x-k8s.io/multikueue",
+        "kueue.x-k8s.io/multikueue",
+        False,
+    ),
+    ManagedByCase("another controller is kept", "example.com/mine", "example.com/mine", False),
+]
+
+
+@pytest.mark.parametrize("case", MANAGED_BY_CASES, ids=lambda c: c.name)
+def test_default_managed_by(case: ManagedByCase) -> None:
+    spec: dict[str, Any] = {} if case.managed_by is None else {"managedBy": case.managed_by}
+    job = {"metadata": {"name": "j"}, "spec": spec}
+    assert default_managed_by(job) is case.want_changed
+    assert job["spec"]["managedBy"] == case.want
+
+
+@dataclass(frozen=True)
+class ChecksCase:
+    name: str
+    spec: dict[str, Any]
+    want: list[str]
+
+
+CHECKS_CASES = [
+    ChecksCase("none", {}, []),
+    ChecksCase(
+        "v1beta2 strategy",
+        {
+            "admissionChecksStrategy": {
+                "admissionChecks": [{"name": "a"}, {"name": "b", "onFlavors": ["f"]}]
+            }
+        },
+        ["a", "b"],
+    ),
+    ChecksCase("v1beta1 flat list", {"admissionChecks": ["mk"]}, ["mk"]),
+]
+
+
+@pytest.mark.parametrize("case", CHECKS_CASES, ids=lambda c: c.name)
+def test_admission_check_names(case: ChecksCase) -> None:
+    assert admission_check_names({"spec": case.spec}) == case.want

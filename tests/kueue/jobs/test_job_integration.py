@@ -145,34 +145,74 @@ def test_start_on_the_flavor_then_stop_on_eviction(kubeconfig: Path) -> None:
     asyncio.run(body())
 
 
-LOCAL_QUEUE_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "localqueues.kueue.x-k8s.io"},
-    "spec": {
-        "group": "kueue.x-k8s.io",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "localqueues",
-            "singular": "localqueue",
-            "kind": "LocalQueue",
-            "listKind": "LocalQueueList",
+def crd(plural: str, kind: str, scope: str) -> dict[str, Any]:
+    """A Kueue CRD reduced to what the webhook reads (any v1beta2 object is accepted)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.kueue.x-k8s.io"},
+        "spec": {
+            "group": "kueue.x-k8s.io",
+            "scope": scope,
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "listKind": f"{kind}List",
+            },
+            "versions": [
+                {
+                    "name": "v1beta2",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
         },
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+    }
+
+
+CRDS = (
+    crd("localqueues", "LocalQueue", "Namespaced"),
+    crd("clusterqueues", "ClusterQueue", "Cluster"),
+    crd("admissionchecks", "AdmissionCheck", "Cluster"),
+)
+
+
+async def create_kueue_object(
+    c: Cluster, plural: str, kind: str, name: str, spec: dict[str, Any], namespaced: bool
+) -> None:
+    """Create a Kueue object once its CRD is served (the CRDs are created first, if missing)."""
+    for definition in CRDS:
+        try:
+            await c.client.create(
+                "apiextensions.k8s.io/v1", "customresourcedefinitions", definition
+            )
+        except ApiError as err:
+            if err.code != 409:  # created by an earlier test
+                raise
+    body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": name}}
+    body["spec"] = spec
+
+    async def created() -> bool:
+        try:
+            await c.client.create(
+                "kueue.x-k8s.io/v1beta2", plural, body, c.namespace if namespaced else None
+            )
+        except ApiError as err:
+            if err.code == 409:
+                return True
+            if err.code != 404:  # 404: the CRD is not served yet
+                raise
+            return False
+        return True
+
+    await c.wait_for(f"{kind} {name} created", created)
 
 
 def test_a_namespace_default_local_queue_queues_unlabelled_jobs(kubeconfig: Path) -> None:
@@ -180,27 +220,40 @@ def test_a_namespace_default_local_queue_queues_unlabelled_jobs(kubeconfig: Path
         async with cluster(kubeconfig) as c:
             before = await c.create_job(job_body("before", completions=1))
             assert before["spec"]["suspend"] is False
-            await c.client.create(
-                "apiextensions.k8s.io/v1", "customresourcedefinitions", LOCAL_QUEUE_CRD
-            )
-            lq = {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "LocalQueue",
-                "metadata": {"name": "default"},
-                "spec": {"clusterQueue": "cluster-queue"},
-            }
-
-            async def created() -> dict[str, Any] | None:
-                try:
-                    return await c.client.create(
-                        "kueue.x-k8s.io/v1beta2", "localqueues", lq, c.namespace
-                    )
-                except ApiError:  # the CRD is not served yet (404)
-                    return None
-
-            await c.wait_for("the LocalQueue created", created)
+            spec = {"clusterQueue": "cluster-queue"}
+            await create_kueue_object(c, "localqueues", "LocalQueue", "default", spec, True)
             after = await c.create_job(job_body("after", completions=1))
             assert after["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "default"
             assert after["spec"]["suspend"] is True
+
+    asyncio.run(body())
+
+
+def test_a_multikueue_queue_defaults_managed_by(kubeconfig: Path) -> None:
+    async def body() -> None:
+        async with cluster(kubeconfig) as c:
+            check = {"controllerName": "kueue.x-k8s.io/multikueue"}
+            await create_kueue_object(c, "admissionchecks", "AdmissionCheck", "mk", check, False)
+            cq = {"admissionChecksStrategy": {"admissionChecks": [{"name": "mk"}]}}
+            await create_kueue_object(c, "clusterqueues", "ClusterQueue", "mk-cq", cq, False)
+            lq = {"clusterQueue": "mk-cq"}
+            await create_kueue_object(c, "localqueues", "LocalQueue", "mk-queue", lq, True)
+            await create_kueue_object(
+                c, "localqueues", "LocalQueue", "plain", {"clusterQueue": "cluster-queue"}, True
+            )
+
+            dispatched = job_body("dispatched", completions=1)
+            dispatched["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "mk-queue"}
+            stored = await c.create_job(dispatched)
+            assert stored["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+            assert stored["spec"]["suspend"] is True
+
+            other = job_body("other-controller", completions=1, managedBy="example.com/mine")
+            other["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "mk-queue"}
+            assert (await c.create_job(other))["spec"]["managedBy"] == "example.com/mine"
+
+            local = job_body("local", completions=1)
+            local["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "plain"}
+            assert "managedBy" not in (await c.create_job(local))["spec"]
 
     asyncio.run(body())

@@ -25,6 +25,11 @@ STOPPING_ANNOTATION: Final = "kueue.x-k8s.io/stopping"
 #: The LocalQueue a namespace may name ``default`` for Jobs that name none.
 DEFAULT_LOCAL_QUEUE: Final = "default"
 LOCAL_QUEUES: Final = "localqueues.kueue.x-k8s.io"
+CLUSTER_QUEUES: Final = "clusterqueues.kueue.x-k8s.io"
+ADMISSION_CHECKS: Final = "admissionchecks.kueue.x-k8s.io"
+MULTIKUEUE_CONTROLLER: Final = "kueue.x-k8s.io/multikueue"
+#: The Job controller's own ``spec.managedBy`` value (the default).
+JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
 
 Object = dict[str, Any]
 
@@ -45,6 +50,30 @@ def _controller_is_job(job: Object) -> bool:
         if ref.get("controller") is True:
             return ref.get("kind") == "Job" and as_str(ref.get("apiVersion")) == "batch/v1"
     return False
+
+
+def admission_check_names(cluster_queue: Object) -> list[str]:
+    """The AdmissionChecks a ClusterQueue names: ``spec.admissionChecksStrategy`` (v1beta2),
+    else the v1beta1 flat ``spec.admissionChecks``."""
+    spec = as_dict(cluster_queue.get("spec"))
+    strategy = as_dict(spec.get("admissionChecksStrategy")).get("admissionChecks")
+    if strategy:
+        return [as_str(as_dict(rule).get("name")) for rule in as_list(strategy)]
+    return [as_str(name) for name in as_list(spec.get("admissionChecks"))]
+
+
+def default_managed_by(job: Object) -> bool:
+    """Upstream ``ApplyDefaultForManagedBy`` for a Job whose ClusterQueue has a MultiKueue
+    AdmissionCheck (the caller decides that): ``spec.managedBy`` becomes
+    ``kueue.x-k8s.io/multikueue`` unless the Job names another controller; whether it changed."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict):
+        return False
+    current = spec.get("managedBy")
+    if current not in (None, JOB_CONTROLLER):
+        return False
+    spec["managedBy"] = MULTIKUEUE_CONTROLLER
+    return True
 
 
 def default_kueue_job(job: Object, *, default_local_queue: bool = False) -> bool:
