@@ -4,9 +4,11 @@ Job that carries the ``kueue.x-k8s.io/queue-name`` label (or the deprecated anno
 created suspended, so that it starts only once Kueue admits its Workload; a Job without one gets
 ``queue-name: default`` first when its namespace has a LocalQueue named ``default``
 (``LocalQueueDefaulting``). Other Jobs without a queue name are left alone
-(``manageJobsWithoutQueueName: false``, Kueue's default). Upstream also
-spares a Job whose controlling ancestor Kueue already manages; with only the batch/v1 Job
-integration that would be a Job owned by a queued Job, which this hook does not look up.
+(``manageJobsWithoutQueueName: false``, Kueue's default). A Job whose LocalQueue leads to a
+ClusterQueue with a MultiKueue AdmissionCheck gets ``spec.managedBy: kueue.x-k8s.io/multikueue``
+(``ApplyDefaultForManagedBy``) so that only a worker runs it. Upstream also spares a Job whose
+controlling ancestor Kueue already manages; with only the batch/v1 Job integration that would be
+a Job owned by a queued Job, which this hook does not look up.
 
 Enabled by ``numaplane apiserver --kueue-job-defaulting`` (on in ``numaplane up``); the webhook
 itself lives in Kueue's own process on a real cluster.
