@@ -40,7 +40,7 @@ from numaplane.kueue.scheduler.flavorassigner import (
     assign_flavors,
 )
 
-from .snapshots import REAL_SNAPSHOT, build_snapshot
+from .snapshots import build_snapshot
 
 NO_FIT = FlavorAssignmentMode.NO_FIT
 PREEMPT = FlavorAssignmentMode.PREEMPT
@@ -1204,7 +1204,6 @@ HIERARCHY_CASES = [
 ]
 
 
-@pytest.mark.skipif(not REAL_SNAPSHOT, reason="needs kquota's hierarchical snapshot")
 @pytest.mark.parametrize("case", HIERARCHY_CASES, ids=[c.name for c in HIERARCHY_CASES])
 def test_hierarchical_cohorts(case: HierarchyCase) -> None:
     preemption = PreemptionPolicy(

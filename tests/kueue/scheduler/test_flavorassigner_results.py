@@ -20,7 +20,6 @@ from numaplane.kueue.api.model import (
     PodSet,
     PodSetAssignment,
     ResourceFlavor,
-    Workload,
 )
 from numaplane.kueue.scheduler.flavorassigner import (
     FlavorAssignmentMode,
@@ -266,10 +265,6 @@ def test_without_an_oracle_preemption_counts_as_having_no_candidates() -> None:
     )
 
 
-# Workload.reclaimable_pods arrives with kmodel's parser; until the branches meet it is skipped.
-HAS_RECLAIMABLE = "reclaimable_pods" in {f.name for f in dataclasses.fields(Workload)}
-
-
 @dataclass(frozen=True)
 class ReclaimCase:
     name: str
@@ -303,13 +298,12 @@ RECLAIM_CASES = [
 ]
 
 
-@pytest.mark.skipif(not HAS_RECLAIMABLE, reason="Workload.reclaimable_pods not in this tree yet")
 @pytest.mark.parametrize("case", RECLAIM_CASES, ids=[c.name for c in RECLAIM_CASES])
 def test_reclaimable_pods_give_their_quota_back(case: ReclaimCase) -> None:
     snap = snapshot_with(case.queue)
     workload = dataclasses.replace(
         wl(case.pod_set),
-        **{"reclaimable_pods": {case.pod_set.name: case.reclaimable}},  # type: ignore[arg-type,unused-ignore]
+        reclaimable_pods={case.pod_set.name: case.reclaimable},
     )
     got = assign_flavors(workload, snap.cluster_queues["q"], snap, None)
     assert got.mode is FlavorAssignmentMode.FIT
