@@ -33,7 +33,9 @@ def cpu(cores: float) -> int:
     return round(cores * 1000)
 
 
-def quota(resource: str, nominal: int, borrowing: int | None = None, lending: int | None = None) -> ResourceQuota:
+def quota(
+    resource: str, nominal: int, borrowing: int | None = None, lending: int | None = None
+) -> ResourceQuota:
     """One resource's quota."""
     return ResourceQuota(resource, nominal, borrowing, lending)
 
@@ -81,7 +83,12 @@ def admitted(
     flavors = {resource: fl for fl, resource in usage}
     totals = {resource: amount for (_, resource), amount in usage.items()}
     conditions: dict[str, tuple[str, str, str, float]] = {
-        "QuotaReserved": ("True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", reserved_at)
+        "QuotaReserved": (
+            "True",
+            "QuotaReserved",
+            f"Quota reserved in ClusterQueue {cq}",
+            reserved_at,
+        )
     }
     if evicted:
         conditions["Evicted"] = ("True", "Preempted", "", reserved_at)

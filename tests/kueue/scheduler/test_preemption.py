@@ -358,7 +358,10 @@ CASES = [
         {CPU: cpu(2)},
         CPU_PREEMPT,
         "b_standard",
-        {"a_best_effort_lower": "InCohortReclaimWhileBorrowing", "b_standard_mid": "InClusterQueue"},
+        {
+            "a_best_effort_lower": "InCohortReclaimWhileBorrowing",
+            "b_standard_mid": "InClusterQueue",
+        },
     ),
     Case(
         "LowerOrNewerEqualPriority preempts an equal priority workload queued later",

@@ -23,8 +23,8 @@ from numaplane.kueue.scheduler.flavorassigner import (
     assign_flavors,
 )
 from numaplane.kueue.scheduler.preemption import (
-    PreemptionOracle,
     PreemptionOptions,
+    PreemptionOracle,
     Preemptor,
     Target,
     can_always_reclaim,
@@ -172,7 +172,9 @@ def _nominate(
         elif cq is None:
             e.message, e.quota_reason = f"ClusterQueue {cq_name} not found", REASON_MISCONFIGURED
         elif namespace_labels is not None and wl.namespace not in namespace_labels:
-            e.message = f'Could not obtain workload namespace: namespaces "{wl.namespace}" not found'
+            e.message = (
+                f'Could not obtain workload namespace: namespaces "{wl.namespace}" not found'
+            )
             e.quota_reason = REASON_MISCONFIGURED
         elif not label_selector_from_dict(cq.spec.namespace_selector).matches(
             (namespace_labels or {}).get(wl.namespace, {})
@@ -212,9 +214,7 @@ def _assignments(
     if options.partial_admission and en.can_be_partially_admitted(wl):
 
         def fits(counts: list[int]) -> tuple[tuple[Assignment, list[Target]] | None, bool]:
-            reduced = assign_flavors(
-                wl, cq, snapshot, oracle, counts=counts, last_tried=last_tried
-            )
+            reduced = assign_flavors(wl, cq, snapshot, oracle, counts=counts, last_tried=last_tried)
             if reduced.mode is FlavorAssignmentMode.FIT:
                 return (reduced, []), True
             if reduced.mode is FlavorAssignmentMode.PREEMPT:
@@ -250,7 +250,9 @@ def _process(
         _skip(e, MSG_OVERLAPPING)
         return
     usage = _net_usage(e, e.assignment.usage)
-    restore = snapshot.simulate_workload_removal([*preempted.values(), *(t.workload for t in e.targets)])
+    restore = snapshot.simulate_workload_removal(
+        [*preempted.values(), *(t.workload for t in e.targets)]
+    )
     fits = cq.fits(usage)
     restore()
     if not fits:
