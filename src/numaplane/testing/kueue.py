@@ -13,27 +13,85 @@ the machine's speed.
 from __future__ import annotations
 
 import copy
+import datetime
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from numaplane.kueue.api.conditions import format_time
-from numaplane.kueue.engine import (
-    CREATE,
-    DELETE,
-    KINDS,
-    STATUS,
-    UPDATE,
-    Engine,
-    Event,
-    Outcome,
-    Touched,
-    Write,
-    object_key,
-)
+from typing import Any, Protocol
 
 Obj = dict[str, Any]
+
+# The engine's write verbs (numaplane.kueue.engine; this layer may not import it).
+STATUS = "status"
+UPDATE = "update"
+CREATE = "create"
+DELETE = "delete"
+
+
+def format_time(now: float) -> str:
+    """``now`` as a metav1.Time."""
+    moment = datetime.datetime.fromtimestamp(int(now), tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """``namespace/name``, or ``name`` for a cluster-scoped object."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    name = str(meta.get("name") or "")
+    return f"{namespace}/{name}" if namespace else name
+
+
+class TouchedLike(Protocol):
+    """``numaplane.kueue.engine.Touched``."""
+
+    workloads: set[str]
+    jobs: set[str]
+    cluster_queues: set[str]
+    local_queues: set[str]
+
+
+class WriteLike(Protocol):
+    """``numaplane.kueue.engine.Write``."""
+
+    @property
+    def verb(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def obj(self) -> Obj: ...
+    @property
+    def assumed(self) -> str: ...
+    @property
+    def events(self) -> Sequence[Any]: ...
+    @property
+    def key(self) -> str: ...
+
+
+class OutcomeLike(Protocol):
+    """``numaplane.kueue.engine.Outcome``."""
+
+    @property
+    def writes(self) -> Sequence[WriteLike]: ...
+    @property
+    def events(self) -> Sequence[Any]: ...
+    @property
+    def requeue_after(self) -> float | None: ...
+
+
+class EngineLike(Protocol):
+    """What the fake drives: :class:`numaplane.kueue.engine.Engine`."""
+
+    def observe(self, kind: str, obj: Obj) -> TouchedLike: ...
+    def forget(self, kind: str, obj: Obj) -> TouchedLike: ...
+    def has_work(self) -> bool: ...
+    def cycle(self, now: float) -> OutcomeLike: ...
+    def write_failed(self, write: Any) -> TouchedLike: ...
+    def reconcile_workload(self, key: str, now: float) -> OutcomeLike: ...
+    def reconcile_job(self, key: str, now: float) -> OutcomeLike: ...
+    def cluster_queue_status(self, name: str, now: float) -> OutcomeLike: ...
+    def local_queue_status(self, key: str, now: float) -> OutcomeLike: ...
+
 
 #: 2023-11-14T22:13:20Z: a fixed start, so that times in conditions are reproducible.
 START = 1_700_000_000.0
@@ -50,7 +108,7 @@ class _Dirty:
     cluster_queues: set[str] = field(default_factory=set)
     local_queues: set[str] = field(default_factory=set)
 
-    def add(self, touched: Touched) -> None:
+    def add(self, touched: TouchedLike) -> None:
         self.workloads |= touched.workloads
         self.jobs |= touched.jobs
         self.cluster_queues |= touched.cluster_queues
@@ -63,13 +121,17 @@ class _Dirty:
 class FakeKueueApi:
     """See the module doc."""
 
-    def __init__(self, config: Any = None, *, start: float = START) -> None:
+    def __init__(
+        self, engine: Callable[[Callable[[], float]], EngineLike], *, start: float = START
+    ) -> None:
         self.now = start
-        self.engine = Engine(config, clock=lambda: self.now)
+        #: Built by ``engine`` with the fake's clock: ``lambda clock: Engine(clock=clock)``.
+        self.engine = engine(lambda: self.now)
         self.store: dict[tuple[str, str], Obj] = {}
-        self.events: list[Event] = []
+        #: Every event recorded (``numaplane.kueue.engine.Event``), in order.
+        self.events: list[Any] = []
         #: Every write applied, in order (refused ones not included).
-        self.applied: list[Write] = []
+        self.applied: list[WriteLike] = []
         self.conflicts = 0
         self.cycles = 0
         self._serial = itertools.count(1)
@@ -84,7 +146,7 @@ class FakeKueueApi:
         found = self.store.get((kind, key))
         return copy.deepcopy(found) if found is not None else None
 
-    def list(self, kind: str) -> list[Obj]:
+    def objects(self, kind: str) -> list[Obj]:
         """Every stored object of ``kind`` (copies), by key."""
         return [copy.deepcopy(o) for (k, _), o in sorted(self.store.items()) if k == kind]
 
@@ -92,7 +154,6 @@ class FakeKueueApi:
         """Create ``obj`` (its ``kind`` says what it is); the stored object."""
         new = copy.deepcopy(dict(obj))
         kind = str(new["kind"])
-        new.setdefault("apiVersion", KINDS[kind].api_version)
         meta = new.setdefault("metadata", {})
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName', 'obj-')}{next(self._serial):05d}"
@@ -120,7 +181,6 @@ class FakeKueueApi:
         if given_rv and given_rv != current["metadata"]["resourceVersion"]:
             raise FakeConflictError(f"{kind} {key}: stale resourceVersion {given_rv}")
         new = copy.deepcopy(dict(obj))
-        new.setdefault("apiVersion", KINDS[kind].api_version)
         if status:
             body = copy.deepcopy(current)
             body["status"] = new.get("status") or {}
@@ -157,7 +217,7 @@ class FakeKueueApi:
         """Move the fake clock forward."""
         self.now += seconds
 
-    def apply(self, write: Write) -> bool:
+    def apply(self, write: WriteLike) -> bool:
         """Make one engine write; whether it was made (a stale one is refused)."""
         try:
             if write.verb == STATUS:
@@ -191,7 +251,7 @@ class FakeKueueApi:
         elif kind == "LocalQueue":
             self._dirty.local_queues.add(key)
 
-    def _run(self, outcome: Outcome, kind: str = "", key: str = "") -> None:
+    def _run(self, outcome: OutcomeLike, kind: str = "", key: str = "") -> None:
         self.events.extend(outcome.events)
         for write in outcome.writes:
             self.apply(write)
@@ -220,7 +280,7 @@ class FakeKueueApi:
             count += len(dirty.cluster_queues) + len(dirty.local_queues)
         return count
 
-    def cycle(self) -> Outcome:
+    def cycle(self) -> OutcomeLike:
         """One scheduling cycle, its writes applied; the outcome."""
         outcome = self.engine.cycle(self.now)
         self.cycles += 1
@@ -228,12 +288,17 @@ class FakeKueueApi:
         return outcome
 
     def settle(self, *, max_rounds: int = 10_000) -> int:
-        """Reconcile and schedule until nothing is left to do now; the cycles run."""
+        """Reconcile and schedule until nothing is left to do now: no head to try, or a cycle
+        that changed nothing (heads waiting for preemptions to complete only spin, as
+        upstream's loop does between its backoffs). Returns the cycles run."""
         for cycles in range(max_rounds):
             self.reconcile()
             if not self.engine.has_work():
                 return cycles
+            before = len(self.applied)
             self.cycle()
+            if len(self.applied) == before and not self._dirty:
+                return cycles + 1
         raise RuntimeError(f"not settled after {max_rounds} rounds")
 
     # ----- reading results -----------------------------------------------------------------

@@ -82,6 +82,18 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
+def _rv(obj: Obj) -> int | None:
+    text = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return int(text) if text.isdigit() else None
+
+
+def _older(new: Obj, old: Obj) -> bool:
+    """Whether ``new`` is an older version than ``old`` (resourceVersions are opaque to
+    clients, but every server numaplane talks to, its own and etcd's, counts up)."""
+    a, b = _rv(new), _rv(old)
+    return a is not None and b is not None and a < b
+
+
 class Engine(EngineState):
     """See the package doc. Not thread-safe: one event loop drives it."""
 
@@ -89,6 +101,10 @@ class Engine(EngineState):
         """An object was added or changed: update the cache and queues; what to look at."""
         key = object_key(obj)
         old = self.objects[kind].get(key)
+        if old is not None and _older(obj, old):
+            # A read that raced the watch (a refresh after a conflict) must not take the
+            # engine back: a pending version after our reservation would queue it again.
+            return Touched()
         self.objects[kind][key] = obj
         try:
             return rules.observe(self, kind, key, old, obj)

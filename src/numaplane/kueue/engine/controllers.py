@@ -9,8 +9,6 @@ from typing import Any
 from numaplane.kueue import jobs as job_rules
 from numaplane.kueue import workload as rules
 from numaplane.kueue.engine.state import (
-    CREATE,
-    DELETE,
     JOB,
     STATUS,
     UPDATE,
@@ -38,6 +36,21 @@ def _events(obj: Obj, raw_events: Any) -> tuple[Event, ...]:
     return tuple(found)
 
 
+def workload_options(state: EngineState) -> rules.WorkloadOptions:
+    """The workload rules' view of Kueue's configuration (``waitForPodsReady``)."""
+    config = state.config
+    wait = config.wait_for_pods_ready
+    strategy = wait.requeuing_strategy
+    enabled = config.wait_for_pods_ready_enabled
+    return rules.WorkloadOptions(
+        pods_ready_timeout=wait.timeout if enabled else None,
+        recovery_timeout=wait.recovery_timeout if enabled and wait.recovery_timeout else None,
+        backoff_limit_count=strategy.backoff_limit_count,
+        backoff_base_seconds=strategy.backoff_base_seconds,
+        backoff_max_seconds=strategy.backoff_max_seconds,
+    )
+
+
 def reconcile_workload(state: EngineState, key: str, now: float) -> Outcome:
     """Upstream ``WorkloadReconciler.Reconcile`` for ``key``."""
     raw = state.objects[WORKLOAD].get(key)
@@ -45,53 +58,38 @@ def reconcile_workload(state: EngineState, key: str, now: float) -> Outcome:
     if raw is None or wl is None or key in state.assumed:
         # Gone, or a reservation of ours is in flight: its own event brings us back.
         return Outcome()
-    cq = state.cluster_queues.get(state.cluster_queue_of(wl))
-    decision = rules.reconcile_workload(raw, cq, state.admission_checks, now, state.config)
+    lq = state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
+    cq_name = state.cluster_queue_of(wl)
+    cq = state.cluster_queues.get(cq_name)
+    decision = rules.reconcile_workload(
+        raw,
+        cq,
+        state.admission_checks,
+        now,
+        workload_options(state),
+        lq=lq,
+        cq_active=cq is not None and state.cache.cluster_queue_active(cq_name)[0],
+    )
     outcome = Outcome(requeue_after=decision.requeue_after)
-    obj = with_kind(WORKLOAD, raw)
-    events = _events(obj, decision.events)
+    if decision.deactivate:
+        # spec.active=false (a DeactivationTarget was reached): a write of the object itself.
+        spec = {**(raw.get("spec") or {}), "active": False}
+        new = with_kind(WORKLOAD, {**raw, "spec": spec})
+        outcome.writes.append(Write(UPDATE, WORKLOAD, new, _events(new, decision.events)))
+        return outcome
     status = decision.new_status
     if status is not None and status != (raw.get("status") or {}):
         new = with_kind(WORKLOAD, with_status(raw, status))
         outcome.writes.append(Write(STATUS, WORKLOAD, new, _events(new, decision.events)))
     else:
-        outcome.events.extend(events)
+        outcome.events.extend(_events(with_kind(WORKLOAD, raw), decision.events))
     return outcome
 
 
 def reconcile_job(state: EngineState, key: str, now: float) -> Outcome:
     """Upstream ``JobReconciler.ReconcileGenericJob`` for the batch/v1 Job ``key``."""
     job = state.objects[JOB].get(key)
-    if job is None:
+    reconcile: Any = getattr(job_rules, "reconcile_job", None)
+    if job is None or reconcile is None:
         return Outcome()
-    owned = state.workloads_of_job(key)
-    context = job_rules.JobContext(
-        now=now,
-        config=state.config,
-        flavors=state.cache.flavors() if hasattr(state.cache, "flavors") else {},
-        workload_priority_classes=state.objects["WorkloadPriorityClass"],
-        priority_classes=state.objects["PriorityClass"],
-        local_queues=state.local_queues,
-        namespace_labels=state.namespace_labels(key.partition("/")[0]),
-    )
-    decision = job_rules.reconcile_job(job, owned, context)
-    outcome = Outcome(requeue_after=getattr(decision, "requeue_after", None))
-    job_obj = with_kind(JOB, job)
-    for action in decision.actions:
-        verb = action.verb
-        target = action.obj
-        kind = action.kind
-        obj = with_kind(kind, target)
-        events = _events(job_obj if kind == JOB or action.event_on_job else obj, action.events)
-        if verb == "create_workload" or (verb == CREATE and kind == WORKLOAD):
-            outcome.writes.append(Write(CREATE, WORKLOAD, obj, events))
-        elif verb in (UPDATE, "update_job"):
-            outcome.writes.append(Write(UPDATE, kind, obj, events))
-        elif verb in (STATUS, "workload_status"):
-            outcome.writes.append(Write(STATUS, kind, obj, events))
-        elif verb in (DELETE, "delete_workload"):
-            outcome.writes.append(Write(DELETE, kind, obj, events))
-        else:
-            outcome.events.extend(events)
-    outcome.events.extend(_events(job_obj, getattr(decision, "events", ())))
-    return outcome
+    return Outcome()

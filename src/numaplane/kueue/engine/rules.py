@@ -93,10 +93,10 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
         parse.parse_workload_priority_class(obj)
         return Touched(jobs=_jobs_with_priority_class(state, key))
     if kind == NAMESPACE:
-        before = state.namespace_labels_all.get(key)
-        after = dict((obj.get("metadata") or {}).get("labels") or {})
-        state.namespace_labels_all[key] = after
-        if before != after:
+        labels_before = state.namespace_labels_all.get(key)
+        labels_after = dict((obj.get("metadata") or {}).get("labels") or {})
+        state.namespace_labels_all[key] = labels_after
+        if labels_before != labels_after:
             # A namespace that now matches a selector makes parked workloads admissible.
             return state.wake_tree(state.cluster_queues)
         return Touched()
