@@ -192,12 +192,15 @@ def test_assume_and_forget() -> None:
     cache.upsert_workload(pending)
     cache.assume_workload(admitted("w", "a", {FR: 4}))
     assert cache.is_assumed("ns/w")
-    # A late event of the version from before the reservation does not undo it.
-    cache.upsert_workload(pending)
     assert cache.snapshot().cluster_queues["a"].usage(FR) == 4
     assert cache.forget_workload("ns/w")
     assert cache.snapshot().cluster_queues["a"].usage(FR) == 0
     assert not cache.forget_workload("ns/w")
+    # An observed version replaces the assumption: without admission, nothing is counted.
+    cache.assume_workload(admitted("w", "a", {FR: 4}))
+    cache.upsert_workload(pending)
+    assert not cache.is_assumed("ns/w")
+    assert cache.snapshot().cluster_queues["a"].usage(FR) == 0
     # Once the reservation is observed, the workload is no longer only assumed.
     cache.assume_workload(admitted("w", "a", {FR: 4}))
     cache.upsert_workload(admitted("w", "a", {FR: 4}))

@@ -219,6 +219,41 @@ def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
     assert m.pending_counts("c") == (0, 1)
 
 
+def parked_everywhere(m: QueueManager) -> None:
+    for head in m.heads():
+        m.requeue(head, immediate=False, reason=REQUEUE_NO_FIT)
+
+
+def test_cohort_changes_requeue_their_tree_and_regroup_it() -> None:
+    clock = FakeClock(T0)
+    m = QueueManager(clock.now)
+    for name, cohort in (("a", "left"), ("b", "right")):
+        m.upsert_cluster_queue(cq(name, cohort=cohort))
+        m.upsert_local_queue(lq(f"lq-{name}", name))
+        m.upsert_workload(wl(f"w-{name}", queue=f"lq-{name}"))
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 1, "separate trees: only a's"
+    parked_everywhere(m)
+    m.upsert_cohort(Cohort(name="left", parent="top"))
+    assert [m.pending_counts(n) for n in "ab"] == [(1, 0), (0, 1)], "the edit requeues left's tree"
+    parked_everywhere(m)
+    m.upsert_cohort(Cohort(name="right", parent="top"))
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 2, "now one tree under top"
+    m.delete_cohort("right")
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 1
+
+
+def test_set_cluster_queue_active() -> None:
+    m, _ = manager()
+    m.upsert_workload(wl("w"))
+    m.set_cluster_queue_active("cq", False)
+    assert m.heads() == []
+    m.set_cluster_queue_active("cq", True)
+    assert names(m.heads()) == ["w"]
+
+
 def test_queue_inadmissible_skips_a_cohort_cycle() -> None:
     clock = FakeClock(T0)
     m = QueueManager(clock.now)

@@ -12,6 +12,7 @@ from numaplane.kueue.api.model import (
     Admission,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     PodSet,
     PodSetAssignment,
@@ -106,6 +107,23 @@ def admitted(
     )
 
 
+def with_pod_sets(wl: Workload, *assignments: tuple[str, str, str, int, int]) -> Workload:
+    """``wl`` (an :func:`admitted` workload) reserving per podSet instead: each assignment is
+    (podSet, flavor, resource, amount, count)."""
+    assert wl.admission is not None
+    return replace(
+        wl,
+        pod_sets=tuple(PodSet(ps, n, {res: amount // n}) for ps, _, res, amount, n in assignments),
+        admission=Admission(
+            wl.admission.cluster_queue,
+            tuple(
+                PodSetAssignment(ps, {res: fl}, {res: amount}, n)
+                for ps, fl, res, amount, n in assignments
+            ),
+        ),
+    )
+
+
 def pending(
     name: str,
     requests: Mapping[str, int],
@@ -134,13 +152,23 @@ def pending(
     )
 
 
+def cohort(name: str, parent: str = "", *groups: ResourceGroup) -> Cohort:
+    """A Cohort object (with quota of its own when ``groups`` are given)."""
+    return Cohort(name=name, parent=parent, resource_groups=groups)
+
+
 def snapshot_of(
-    flavors: Iterable[str], queues: Iterable[ClusterQueue], workloads: Iterable[Workload] = ()
+    flavors: Iterable[str],
+    queues: Iterable[ClusterQueue],
+    workloads: Iterable[Workload] = (),
+    cohorts: Iterable[Cohort] = (),
 ) -> Snapshot:
     """The snapshot a cache holding these objects takes."""
     cache = KueueCache()
     for name in flavors:
         cache.upsert_flavor(ResourceFlavor(name))
+    for co in cohorts:
+        cache.upsert_cohort(co)
     for cq in queues:
         cache.upsert_cluster_queue(cq)
     for wl in workloads:

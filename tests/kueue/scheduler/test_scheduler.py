@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from numaplane.kueue.api.model import STRICT_FIFO, ClusterQueue, PodSet, Workload
-from numaplane.kueue.scheduler.scheduler import CycleResult, schedule
+from numaplane.kueue.scheduler.scheduler import CycleResult, SchedulerOptions, schedule
 from tests.kueue.scheduler.sched_builders import (
     NOW,
     admitted,
@@ -21,6 +21,7 @@ from tests.kueue.scheduler.sched_builders import (
     preemption,
     quota,
     snapshot_of,
+    with_pod_sets,
 )
 
 GPU = "example.com/gpu"
@@ -394,6 +395,140 @@ CASES = [
         },
     ),
     Case(
+        "no overadmission while borrowing",
+        (
+            with_pod_sets(
+                admitted("existing", "eng-gamma", {}, namespace="eng-gamma"),
+                ("borrow-on-demand", "on-demand", "cpu", cpu(51), 51),
+                ("use-all-spot", "spot", "cpu", cpu(100), 100),
+            ),
+        ),
+        (
+            pending(
+                "new",
+                {"cpu": cpu(1)},
+                namespace="eng-beta",
+                count=50,
+                pod_set="one",
+                created=NOW - 2,
+            ),
+            pending(
+                "new-alpha", {"cpu": cpu(1)}, namespace="eng-alpha", pod_set="one", created=NOW - 1
+            ),
+            pending(
+                "new-gamma",
+                {"cpu": cpu(1)},
+                namespace="eng-gamma",
+                count=50,
+                pod_set="one",
+                created=NOW,
+            ),
+        ),
+        want_reserved={
+            "eng-beta/new": {("one", "cpu"): ("on-demand", cpu(50), 50)},
+            "eng-alpha/new-alpha": {("one", "cpu"): ("on-demand", cpu(1), 1)},
+        },
+        want_pending={
+            "eng-gamma/new-gamma": (
+                "WaitingForQuota",
+                "couldn't assign flavors to pod set one: insufficient unused quota for cpu in "
+                "flavor on-demand, 41 more needed, insufficient unused quota for cpu in flavor "
+                "spot, 50 more needed",
+                "inadmissible",
+            )
+        },
+        extra_queues=(
+            cluster_queue(
+                "eng-gamma",
+                group(
+                    flavor("on-demand", quota("cpu", cpu(50), cpu(10))),
+                    flavor("spot", quota("cpu", 0, cpu(100))),
+                ),
+                cohort="eng",
+                preemption=preemption(within="LowerPriority", reclaim="Any"),
+            ),
+        ),
+        extra_local_queues={"eng-gamma/main": "eng-gamma"},
+    ),
+    Case(
+        "partial admission single variable pod set",
+        (),
+        (
+            pending(
+                "new", {"cpu": cpu(2)}, namespace="sales", count=50, min_count=20, pod_set="one"
+            ),
+        ),
+        want_reserved={"sales/new": {("one", "cpu"): ("default", cpu(50), 25)}},
+    ),
+    Case(
+        "partial admission single variable pod set, preempt first",
+        (admitted("old", "eng-beta", {("model-a", GPU): 10}, namespace="eng-beta", priority=-4),),
+        (
+            pending(
+                "new",
+                {GPU: 1},
+                namespace="eng-beta",
+                count=20,
+                min_count=10,
+                pod_set="one",
+                priority=4,
+                uid="wl-new",
+                job_uid="job-new",
+            ),
+        ),
+        want_preempted={
+            "eng-beta/old": (
+                "InClusterQueue",
+                "Preempted to accommodate a workload (UID: wl-new, JobUID: job-new) due to "
+                "prioritization in the ClusterQueue; preemptor path: /eng/eng-beta; "
+                "preemptee path: /eng/eng-beta",
+            )
+        },
+        want_pending={
+            "eng-beta/new": (
+                "WaitingForPreemptedWorkloads",
+                "couldn't assign flavors to pod set one: insufficient unused quota for "
+                "example.com/gpu in flavor model-a, 10 more needed. Pending the preemption of 1 "
+                "workload(s)",
+                "immediate",
+            )
+        },
+    ),
+    Case(
+        "partial admission single variable pod set, preempt with partial admission",
+        (admitted("old", "eng-beta", {("model-a", GPU): 10}, namespace="eng-beta", priority=-4),),
+        (
+            pending(
+                "new",
+                {GPU: 1},
+                namespace="eng-beta",
+                count=30,
+                min_count=10,
+                pod_set="one",
+                priority=4,
+                uid="wl-new",
+                job_uid="job-new",
+            ),
+        ),
+        want_preempted={
+            "eng-beta/old": (
+                "InClusterQueue",
+                "Preempted to accommodate a workload (UID: wl-new, JobUID: job-new) due to "
+                "prioritization in the ClusterQueue; preemptor path: /eng/eng-beta; "
+                "preemptee path: /eng/eng-beta",
+            )
+        },
+        want_pending={
+            "eng-beta/new": (
+                "WaitingForPreemptedWorkloads",
+                "couldn't assign flavors to pod set one: insufficient unused quota for "
+                "example.com/gpu in flavor model-a, 10 more needed. Pending the preemption of 1 "
+                "workload(s)",
+                "immediate",
+            )
+        },
+    ),
+    Case(
         "partial admission reduces the count to what fits",
         (),
         (pending("new", {"cpu": cpu(1)}, namespace="sales", count=60, min_count=20),),
@@ -518,3 +653,49 @@ def test_reserved_usage_is_added_to_the_snapshot() -> None:
     heads = (pending("new", {"cpu": cpu(10)}, namespace="sales"),)
     schedule(snap, heads, now=NOW, local_queues=LOCAL_QUEUES, namespace_labels=NAMESPACES)
     assert snap.cluster_queues["sales"].usage(("default", "cpu")) == cpu(10)
+
+
+@dataclass(frozen=True)
+class BlockCase:
+    name: str
+    all_pods_ready: bool
+    want_reserved: tuple[str, ...]
+    want_waiting: tuple[str, ...]
+
+
+BLOCK_CASES = [
+    BlockCase(
+        "every reserving workload is PodsReady: one reservation",
+        True,
+        ("sales/a",),
+        ("eng-alpha/b",),
+    ),
+    BlockCase("a reserving workload is not PodsReady: none", False, (), ("sales/a", "eng-alpha/b")),
+]
+
+
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=[c.name for c in BLOCK_CASES])
+def test_block_admission_waits_for_pods_ready(case: BlockCase) -> None:
+    snap = snapshot_of(FLAVORS, QUEUES)
+    heads = (
+        pending("a", {"cpu": cpu(1)}, namespace="sales", created=NOW - 20),
+        pending("b", {"cpu": cpu(1)}, namespace="eng-alpha", created=NOW - 10),
+    )
+    result = schedule(
+        snap,
+        heads,
+        now=NOW,
+        options=SchedulerOptions(block_admission=True),
+        local_queues=LOCAL_QUEUES,
+        namespace_labels=NAMESPACES,
+        all_pods_ready=case.all_pods_ready,
+    )
+    assert tuple(r.workload.key for r in result.reserved) == case.want_reserved
+    waiting = (
+        "WaitingForPodsReady",
+        "waiting for all admitted workloads to be in PodsReady condition",
+        "immediate",
+    )
+    assert {
+        p.workload.key: (p.reason, p.message, p.requeue) for p in result.pending
+    } == dict.fromkeys(case.want_waiting, waiting)
