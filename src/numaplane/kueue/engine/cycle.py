@@ -53,16 +53,10 @@ def _reserve(state: EngineState, wl: Workload, admission: Admission, now: float)
         return None
     state.last_tried.pop(wl.key, None)
     cq = state.cluster_queues.get(admission.cluster_queue)
-    admission_dict = admission_to_dict(admission)
     # Admitted is synced with the reservation only when the workload already carries every
-    # check its ClusterQueue requires (upstream prepareWorkload / HasAllRequiredChecks); the
-    # workload controller adds missing checks afterwards.
-    status = rules.reserve_quota(raw, admission_dict, now, checks_complete=False)
-    complete = cq is None or rules.has_all_checks(
-        status, rules.admission_checks_for_workload(status, cq)
-    )
-    if complete:
-        status = rules.reserve_quota(raw, admission_dict, now, checks_complete=True)
+    # check its ClusterQueue requires (upstream prepareWorkload); else the workload
+    # controller adds the checks first.
+    status = rules.reserve_quota(raw, admission_to_dict(admission), now, cq=cq)
     new = with_status(raw, status)
     assumed = state.parse_workload(new)
     state.cache.assume_workload(assumed)

@@ -172,11 +172,17 @@ def _observe_workload(state: EngineState, key: str, obj: Obj) -> Touched:
     state.workloads[key] = wl
     owner = owner_job_key(obj)
     _index_owner(state, key, owner)
-    # A version without admission does not undo an assumed reservation in the cache (it
-    # predates our write); the reserved version, a finished or a deactivated one does.
     state.cache.upsert_workload(wl)
-    if key in state.assumed and not state.cache.is_assumed(key):
-        del state.assumed[key]
+    assumed = state.assumed.get(key)
+    if assumed is not None:
+        if wl.has_quota_reservation or wl.is_finished or not wl.active or wl.deleting:
+            # Our reservation landed, or the workload no longer wants quota (then our write
+            # is refused on its stale resourceVersion).
+            del state.assumed[key]
+        else:
+            # A version older than our write (a pending status landing late): our
+            # reservation is still in flight, keep counting it so no one else gets the quota.
+            state.cache.assume_workload(assumed)
     # While a reservation is in flight the workload must not become a head again.
     queued = key not in state.assumed and state.queues.upsert_workload(wl)
     touched = Touched(workloads={key}, schedule=queued)
