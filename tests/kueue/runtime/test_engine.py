@@ -263,3 +263,34 @@ def test_a_cluster_queue_without_its_flavor_is_inactive_and_admits_nothing() -> 
     api.create(k.resource_flavor("missing"))
     api.settle()
     assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_a_late_pending_version_does_not_free_an_assumed_reservation() -> None:
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.advance(1)
+    api.create(k.workload(NS, "w2", "lq", {"cpu": "1"}))
+    api.reconcile()
+    first = engine(api).cycle(api.now)
+    [reservation] = [w for w in first.writes if w.assumed]
+    # Another writer's pending status of w1 lands while our reservation is in flight.
+    late = api.workload(NS, "w1")
+    late["status"].setdefault("conditions", []).append(
+        {
+            "type": "Note",
+            "status": "True",
+            "reason": "Other",
+            "message": "someone else",
+            "lastTransitionTime": "2023-11-14T22:13:20Z",
+        }
+    )
+    api.update(late, status=True)
+    assert engine(api).cache.is_assumed(f"{NS}/w1")
+    second = engine(api).cycle(api.now)
+    assert not [w for w in second.writes if w.assumed]
+    # Ours is refused (stale); w1 is tried again and gets the quota, w2 still waits.
+    assert not api.apply(reservation)
+    for write in second.writes:
+        api.apply(write)
+    api.settle()
+    assert api.reserved() == [f"{NS}/w1"]
