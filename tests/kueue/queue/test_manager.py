@@ -191,12 +191,14 @@ def test_sticky_ends_when_the_preemptor_is_reserved() -> None:
     m.upsert_workload(preemptor)
     m.heads()
     m.requeue(preemptor, immediate=False, reason=REQUEUE_PENDING_PREEMPTION)
+    assert names(m.heads()) == ["preemptor"]  # popped again, then reserved
     admission = Admission("cq", (PodSetAssignment("main", {"cpu": "f"}, {"cpu": 1000}, 1),))
     reserved = wl("preemptor", priority=5, t=1, conditions={"QuotaReserved": ("True", "", "", 0)})
     m.upsert_workload(replace(reserved, admission=admission))
     m.upsert_workload(wl("urgent", priority=100, t=2))
-    m.upsert_workload(wl("preemptor2", priority=5, t=0))
-    assert drain(m) == ["urgent", "preemptor2"]
+    # Evicted later and pending again: an ordinary workload, not the sticky head.
+    m.upsert_workload(preemptor)
+    assert drain(m) == ["urgent", "preemptor"]
 
 
 def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
@@ -208,8 +210,7 @@ def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
         m.upsert_cluster_queue(cq(name, cohort=cohort))
         m.upsert_local_queue(lq(f"lq-{name}", name))
     for name in "abcd":
-        w = wl(f"w-{name}", queue=f"lq-{name}")
-        m.upsert_workload(w)
+        m.upsert_workload(wl(f"w-{name}", queue=f"lq-{name}"))
     for head in m.heads():
         m.requeue(head, immediate=False, reason=REQUEUE_NO_FIT)
     assert all(m.pending_counts(n) == (0, 1) for n in "abcd")

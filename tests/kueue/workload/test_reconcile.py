@@ -254,6 +254,30 @@ CASES = (
         },
     ),
     Case(
+        name="reactivated after a derived deactivation reason",
+        raw=raw_wl(
+            cond(
+                "Requeued",
+                "False",
+                "DeactivatedDueToRequeuingLimitExceeded",
+                "The workload is deactivated due to exceeding the maximum number of re-queuing "
+                "retries",
+            ),
+        ),
+        want={"Requeued": ("True", "Reactivated", "The workload was reactivated")},
+    ),
+    Case(
+        name="a shorter check delay does not move requeueAt back",
+        raw=raw_wl(
+            checks=[
+                check("ac", "Retry", requeueAfterSeconds=5, lastTransitionTime=format_time(NOW))
+            ],
+            requeue_state={"requeueAt": format_time(NOW + 10)},
+        ),
+        want=None,
+        requeue_after=10,
+    ),
+    Case(
         name="backoff not over: look again at requeueAt",
         raw=raw_wl(
             cond("Requeued", "False", "PodsReadyTimeout", "Exceeded the PodsReady timeout ns/wl"),

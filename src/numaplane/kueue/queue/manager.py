@@ -60,6 +60,9 @@ class QueueManager:
         #: Pending workloads filed by LocalQueue key, whether or not that LocalQueue exists.
         self._by_lq: dict[str, dict[str, Workload]] = {}
         self._assigned: dict[str, str] = {}
+        #: Heads popped and not given back yet → their ClusterQueue, so deleting one (it was
+        #: reserved, finished or deleted meanwhile) still clears that queue's preemptor mark.
+        self._inflight: dict[str, str] = {}
         #: (requeueAt, workload key) of parked workloads in backoff; validated lazily.
         self._backoffs: list[tuple[float, str]] = []
         #: ClusterQueue → the members of its cohort tree (None: in a cycle); rebuilt lazily
@@ -202,6 +205,7 @@ class QueueManager:
         if not is_pending(wl):
             self.delete_workload(key)
             return False
+        self._inflight.pop(key, None)
         lq_key = local_queue_key(wl.namespace, wl.queue_name)
         previous = self._assigned.get(key)
         if previous is not None and previous != lq_key:
@@ -218,6 +222,9 @@ class QueueManager:
 
     def delete_workload(self, key: str) -> None:
         """Forget a workload (deleted, reserved, finished or deactivated)."""
+        popped_from = self._inflight.pop(key, None)
+        if popped_from is not None and popped_from in self._cqs:
+            self._cqs[popped_from].delete(key)
         lq_key = self._assigned.pop(key, None)
         if lq_key is None:
             return
@@ -240,10 +247,11 @@ class QueueManager:
         inserted."""
         if not is_pending(wl):
             return False
+        key = wl.key
+        self._inflight.pop(key, None)
         lq_key = local_queue_key(wl.namespace, wl.queue_name)
         if lq_key not in self._lqs:
             return False
-        key = wl.key
         previous = self._assigned.get(key)
         if previous is not None and previous != lq_key:
             self.delete_workload(key)
@@ -269,6 +277,7 @@ class QueueManager:
             if wl is None:
                 continue
             out.append(wl)
+            self._inflight[wl.key] = name
             lq_key = self._assigned.pop(wl.key, None)
             if lq_key is not None:
                 items = self._by_lq.get(lq_key)

@@ -94,7 +94,8 @@ def requeue_after_backoff(
     del config
     status = st.status_copy(raw)
     reason = _requeued_false_reason(status)
-    if reason == REASON_DEACTIVATED:
+    if reason is not None and reason.startswith(REASON_DEACTIVATED):
+        # "Deactivated" or a derived "DeactivatedDueTo<cause>".
         st.set_requeued(status, REASON_REACTIVATED, "The workload was reactivated", True, now)
     elif reason in (REASON_PODS_READY_TIMEOUT, REASON_ADMISSION_CHECK):
         at = _requeue_at(status)
