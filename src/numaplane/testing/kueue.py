@@ -12,14 +12,33 @@ the machine's speed.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import datetime
+import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from numaplane.testing.kueue_objects import (
+    cluster_queue,
+    local_queue,
+    namespace,
+    resource_flavor,
+    workload,
+)
+
 Obj = dict[str, Any]
+
+__all__ = [
+    "FakeKueueApi",
+    "cluster_queue",
+    "local_queue",
+    "namespace",
+    "resource_flavor",
+    "workload",
+]
 
 # The engine's write verbs (numaplane.kueue.engine; this layer may not import it).
 STATUS = "status"
@@ -101,6 +120,19 @@ class FakeConflictError(Exception):
     """A write on a stale resourceVersion (the API's 409)."""
 
 
+def _kueue_engine(config: Any) -> Callable[[Callable[[], float]], EngineLike]:
+    # Imported by name when used: numaplane.testing sits below numaplane.kueue in the layers
+    # (the node tests use it), so it only reaches the engine at run time, as the controller
+    # manager reaches its optional controllers.
+    module: Any = importlib.import_module("numaplane.kueue.engine")
+
+    def build(clock: Callable[[], float]) -> EngineLike:
+        engine: EngineLike = module.Engine(config, clock=clock)
+        return engine
+
+    return build
+
+
 @dataclass
 class _Dirty:
     workloads: set[str] = field(default_factory=set)
@@ -122,22 +154,27 @@ class FakeKueueApi:
     """See the module doc."""
 
     def __init__(
-        self, engine: Callable[[Callable[[], float]], EngineLike], *, start: float = START
+        self,
+        engine: Callable[[Callable[[], float]], EngineLike] | None = None,
+        *,
+        config: Any = None,
+        start: float = START,
     ) -> None:
         self.now = start
-        #: Built by ``engine`` with the fake's clock: ``lambda clock: Engine(clock=clock)``.
-        self.engine = engine(lambda: self.now)
+        #: Built by ``engine`` with the fake's clock (default: numaplane's
+        #: ``Engine(config, clock=clock)``).
+        self.engine = (engine or _kueue_engine(config))(lambda: self.now)
         self.store: dict[tuple[str, str], Obj] = {}
         #: Every event recorded (``numaplane.kueue.engine.Event``), in order.
-        self.events: list[Any] = []
+        self.events: builtins.list[Any] = []
         #: Every write applied, in order (refused ones not included).
-        self.applied: list[WriteLike] = []
+        self.applied: builtins.list[WriteLike] = []
         self.conflicts = 0
         self.cycles = 0
         self._serial = itertools.count(1)
         self._dirty = _Dirty()
         #: Reconcile again at (fake) time → keys.
-        self._later: list[tuple[float, str, str]] = []
+        self._later: builtins.list[tuple[float, str, str]] = []
 
     # ----- the API ---------------------------------------------------------------------------
 
@@ -146,7 +183,7 @@ class FakeKueueApi:
         found = self.store.get((kind, key))
         return copy.deepcopy(found) if found is not None else None
 
-    def objects(self, kind: str) -> list[Obj]:
+    def list(self, kind: str) -> builtins.list[Obj]:
         """Every stored object of ``kind`` (copies), by key."""
         return [copy.deepcopy(o) for (k, _), o in sorted(self.store.items()) if k == kind]
 
@@ -318,7 +355,7 @@ class FakeKueueApi:
                 return found
         return None
 
-    def admitted(self) -> list[str]:
+    def admitted(self) -> builtins.list[str]:
         """Keys of the Workloads with ``Admitted=True``, sorted."""
         return sorted(
             key
@@ -327,7 +364,7 @@ class FakeKueueApi:
             and (self.condition(obj, "Admitted") or {}).get("status") == "True"
         )
 
-    def reserved(self) -> list[str]:
+    def reserved(self) -> builtins.list[str]:
         """Keys of the Workloads with ``QuotaReserved=True``, sorted."""
         return sorted(
             key
@@ -336,109 +373,6 @@ class FakeKueueApi:
             and (self.condition(obj, "QuotaReserved") or {}).get("status") == "True"
         )
 
-    def event_reasons(self, name: str) -> list[str]:
+    def event_reasons(self, name: str) -> builtins.list[str]:
         """Reasons of the events recorded about objects named ``name``, in order."""
         return [e.reason for e in self.events if (e.obj.get("metadata") or {}).get("name") == name]
-
-
-# ----- object builders (the JSON a user would apply) --------------------------------------------
-
-API = "kueue.x-k8s.io/v1beta2"
-
-
-def namespace(name: str, labels: Mapping[str, str] | None = None) -> Obj:
-    """A core/v1 Namespace."""
-    meta: Obj = {"name": name}
-    if labels:
-        meta["labels"] = dict(labels)
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
-
-
-def resource_flavor(name: str, node_labels: Mapping[str, str] | None = None) -> Obj:
-    """A ResourceFlavor."""
-    spec: Obj = {"nodeLabels": dict(node_labels)} if node_labels else {}
-    return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
-
-
-def cluster_queue(
-    name: str,
-    quotas: Mapping[str, Mapping[str, Any]],
-    *,
-    cohort: str = "",
-    preemption: Mapping[str, Any] | None = None,
-    namespace_selector: Mapping[str, Any] | None = None,
-    **spec: Any,
-) -> Obj:
-    """A ClusterQueue with one resource group: ``quotas`` maps flavor → resource → nominal
-    quantity, or → ``{"nominalQuota": q, "borrowingLimit": b, "lendingLimit": l}``. Every
-    namespace is selected unless ``namespace_selector`` says otherwise."""
-    covered: list[str] = []
-    flavors = []
-    for flavor, resources in quotas.items():
-        rows = []
-        for resource, quota in resources.items():
-            if resource not in covered:
-                covered.append(resource)
-            row = dict(quota) if isinstance(quota, Mapping) else {"nominalQuota": quota}
-            rows.append({"name": resource, **row})
-        flavors.append({"name": flavor, "resources": rows})
-    body: Obj = {
-        "namespaceSelector": dict(namespace_selector) if namespace_selector is not None else {},
-        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
-        **spec,
-    }
-    if cohort:
-        body["cohortName"] = cohort
-    if preemption is not None:
-        body["preemption"] = dict(preemption)
-    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
-
-
-def local_queue(namespace: str, name: str, cluster_queue: str) -> Obj:
-    """A LocalQueue."""
-    return {
-        "apiVersion": API,
-        "kind": "LocalQueue",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": {"clusterQueue": cluster_queue},
-    }
-
-
-def workload(
-    namespace: str,
-    name: str,
-    queue: str,
-    requests: Mapping[str, Any],
-    *,
-    count: int = 1,
-    priority: int | None = None,
-    min_count: int | None = None,
-) -> Obj:
-    """A Workload with one podSet ``main`` of ``count`` pods, each requesting ``requests``."""
-    pod_set: Obj = {
-        "name": "main",
-        "count": count,
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "busybox",
-                        "resources": {"requests": {k: str(v) for k, v in requests.items()}},
-                    }
-                ],
-            }
-        },
-    }
-    if min_count is not None:
-        pod_set["minCount"] = min_count
-    spec: Obj = {"queueName": queue, "podSets": [pod_set]}
-    if priority is not None:
-        spec["priority"] = priority
-    return {
-        "apiVersion": API,
-        "kind": "Workload",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": spec,
-    }

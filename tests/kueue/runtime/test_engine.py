@@ -20,7 +20,7 @@ NS = "team"
 
 
 def _api() -> FakeKueueApi:
-    return FakeKueueApi(lambda clock: Engine(clock=clock))
+    return FakeKueueApi()
 
 
 def _release(api: FakeKueueApi, name: str) -> None:
