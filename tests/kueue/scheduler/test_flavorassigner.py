@@ -1308,3 +1308,41 @@ PREFERRED_CASES = [
 def test_is_preferred(case: PreferredCase) -> None:
     ff = FlavorFungibility(TRY_NEXT_FLAVOR, TRY_NEXT_FLAVOR, case.preference)
     assert _is_preferred(_Granular(*case.a), _Granular(*case.b), ff) is case.want
+
+
+# --- the flavors considered, as the QuotaReserved event lists them -----------------------------
+
+CONSIDERED = {
+    "preempt try next flavor": (
+        "main: one(preemptionMode=Preempt;insufficient unused quota for cpu in flavor one, 1 more "
+        "needed)"
+    ),
+    "multiple specs, fits borrowing": (
+        "driver: default(Fit;borrow=1) | worker: default(Fit;borrow=1)"
+    ),
+    "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor "
+    "(which fits)": (
+        "main: one(preemptionMode=NoCandidates;insufficient unused quota for cpu in flavor one, 2 "
+        "more needed), two(Fit;borrow=1)"
+    ),
+    "multiple flavors, fits while skipping tainted flavor": (
+        "main: tainted(NoFit;untolerated taint {instance spot NoSchedule <nil>} in flavor tainted)"
+    ),
+    "when borrowing while preemption is needed for flavor one, fair sharing enabled, "
+    "reclaimWithinCohort=Never": (
+        "main: one(NoFit;borrow=1;insufficient unused quota for cpu in flavor one, 10 more needed)"
+    ),
+    "multiple resources in a group, doesn't fit": (
+        "main: one(NoFit;insufficient quota for cpu in flavor one, previously considered podsets "
+        "requests (0) + current podset request (3) > maximum capacity (2)), two(NoFit;insufficient "
+        "quota for memory in flavor two, previously considered podsets requests (0) + current "
+        "podset request (10Mi) > maximum capacity (5Mi))"
+    ),
+    "single flavor, fits": "",
+}
+BY_NAME = {c.name: c for c in ALL_CASES}
+
+
+@pytest.mark.parametrize("name", list(CONSIDERED))
+def test_flavors_considered(name: str) -> None:
+    assert run(BY_NAME[name]).flavors_considered() == CONSIDERED[name]

@@ -1,4 +1,6 @@
-"""The scheduling cycle against upstream's ``TestSchedule`` setup (quota.md §4 and §6: Q1, Q2,
+"""Long because it is one table: upstream's cases, each a few lines of objects.
+
+The scheduling cycle against upstream's ``TestSchedule`` setup (quota.md §4 and §6: Q1, Q2,
 Q4, Q5, Q7, P4): what is reserved (flavors, amounts, counts), what is preempted (reason and
 message) and why the rest waits (reason, message, immediate or parked)."""
 

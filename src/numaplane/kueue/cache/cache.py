@@ -11,6 +11,9 @@ workload maps and shares everything else, so it stays cheap with 100 queues and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from numaplane.kueue.api.model import (
     AdmissionCheck,
     ClusterQueue,
@@ -159,12 +162,14 @@ class KueueCache:
                 cq.parent = parent
         if quotas_changed:
             cq.node.quotas = spec.quotas()
-            cq.generation += 1
         if quotas_changed or old_parent is not cq.parent:
             if old_parent is not None and old_parent is not cq.parent:
                 recompute_tree(self._cohorts.get(old_parent.name))
             cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
-            recompute_tree(cq.parent)
+            if cq.parent is None or has_cycle(cq.parent):
+                cq.generation += 1
+            else:
+                recompute_tree(cq.parent)
         cq.check_flavors = st.admission_check_flavors(spec)
         cq.health = st.queue_health(spec, self._flavors, self._checks, self._topologies)
         if created:
@@ -313,6 +318,14 @@ class KueueCache:
         return not self._not_ready
 
     # --- queries -------------------------------------------------------------------------------
+
+    def flavors(self) -> Mapping[str, ResourceFlavor]:
+        """The ResourceFlavors that exist, by name (read-only view)."""
+        return MappingProxyType(self._flavors)
+
+    def admission_checks(self) -> Mapping[str, AdmissionCheck]:
+        """The AdmissionChecks that exist, by name (read-only view)."""
+        return MappingProxyType(self._checks)
 
     def has_cluster_queue(self, name: str) -> bool:
         """Whether ClusterQueue ``name`` is known."""

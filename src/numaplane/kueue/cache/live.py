@@ -135,6 +135,9 @@ def recompute(cohort: LiveCohort) -> None:
         rn.accumulate_from_child(node, child.node)
     for cq in cohort.child_cqs.values():
         cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
+        # As upstream's updateClusterQueueResourceNode: any change of the tree may let a
+        # workload fit that did not before, in every queue of it.
+        cq.generation += 1
         rn.accumulate_from_child(node, cq.node)
 
 

@@ -245,16 +245,16 @@ class QueueManager:
         :mod:`numaplane.kueue.queue.cluster_queue`); StrictFIFO ignores ``immediate`` and keeps
         the head in the heap unless the reason is ``NamespaceMismatch``. Returns whether it was
         inserted."""
-        if not is_pending(wl):
-            return False
         key = wl.key
+        if not is_pending(wl):
+            self.delete_workload(key)
+            return False
         self._inflight.pop(key, None)
         lq_key = local_queue_key(wl.namespace, wl.queue_name)
-        if lq_key not in self._lqs:
-            return False
         previous = self._assigned.get(key)
         if previous is not None and previous != lq_key:
             self.delete_workload(key)
+        # Filed even when its LocalQueue is gone, so the LocalQueue's return adopts it.
         self._by_lq.setdefault(lq_key, {})[key] = wl
         self._assigned[key] = lq_key
         queue = self._feeding_queue(lq_key)
