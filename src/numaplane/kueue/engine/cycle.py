@@ -47,7 +47,9 @@ def _queued_wait(raw: Obj, now: float) -> float:
     return max(0.0, now - since)
 
 
-def _reserve(state: EngineState, wl: Workload, admission: Admission, now: float) -> Write | None:
+def _reserve(
+    state: EngineState, wl: Workload, admission: Admission, considered: str, now: float
+) -> Write | None:
     raw = state.objects[WORKLOAD].get(wl.key)
     if raw is None:
         return None
@@ -65,15 +67,13 @@ def _reserve(state: EngineState, wl: Workload, admission: Admission, now: float)
     events: list[Event] = []
     if not wl.has_quota_reservation:
         wait = _queued_wait(raw, now)
-        events.append(
-            Event(
-                obj,
-                NORMAL,
-                "QuotaReserved",
-                f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
-                f"queued was {wait:.0f}s",
-            )
+        message = (
+            f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
+            f"queued was {wait:.0f}s"
         )
+        if considered:
+            message += f"; Flavors considered: {considered}"
+        events.append(Event(obj, NORMAL, "QuotaReserved", message))
     if assumed.is_admitted:
         events.append(
             Event(
@@ -150,7 +150,10 @@ def cycle(state: EngineState, now: float) -> Outcome:
         last_tried=state.last_tried,
     )
     for reservation in result.reserved:
-        write = _reserve(state, reservation.workload, reservation.admission, now)
+        # The flavors tried that did not simply fit, when the cycle reports them (upstream
+        # appends FormatFlavorAssignmentAttemptsForEvents to the event).
+        considered = str(getattr(reservation, "flavors_considered", "") or "")
+        write = _reserve(state, reservation.workload, reservation.admission, considered, now)
         if write is not None:
             outcome.writes.append(write)
     for preemption in result.preempted:
