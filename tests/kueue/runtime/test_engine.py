@@ -294,3 +294,14 @@ def test_a_late_pending_version_does_not_free_an_assumed_reservation() -> None:
         api.apply(write)
     api.settle()
     assert api.reserved() == [f"{NS}/w1"]
+
+
+def test_the_assumed_version_is_what_parsing_the_reserved_workload_gives() -> None:
+    api = _world(cpu="2")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}, count=2))
+    api.reconcile()
+    outcome = engine(api).cycle(api.now)
+    [write] = [w for w in outcome.writes if w.assumed]
+    assumed = engine(api).assumed[f"{NS}/w1"]
+    assert assumed == engine(api).parse_workload(write.obj)
+    assert assumed.is_admitted

@@ -6,7 +6,9 @@ into a requeue and, when it changed, a status write (``requeueAndUpdate``)."""
 
 from __future__ import annotations
 
-from typing import Final
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Final
 
 from numaplane.kueue import constants as c
 from numaplane.kueue import workload as rules
@@ -47,6 +49,27 @@ def _queued_wait(raw: Obj, now: float) -> float:
     return max(0.0, now - since)
 
 
+def _conditions(status: Mapping[str, Any]) -> dict[str, tuple[str, str, str, float]]:
+    return {
+        str(cond.get("type")): (
+            str(cond.get("status", "")),
+            str(cond.get("reason", "")),
+            str(cond.get("message", "")),
+            parse_time(cond.get("lastTransitionTime")),
+        )
+        for cond in status.get("conditions") or ()
+    }
+
+
+def assumed_version(
+    wl: Workload, admission: Admission, status: Mapping[str, Any], raw: Obj
+) -> Workload:
+    """``wl`` as its reserved status reads, for a workload never evicted: only the admission
+    and the conditions change, so the model is derived rather than parsed again (the podSets'
+    quantities are the costly part of a parse, and a reservation leaves the spec alone)."""
+    return dataclasses.replace(wl, admission=admission, conditions=_conditions(status), raw=raw)
+
+
 def _reserve(
     state: EngineState, wl: Workload, admission: Admission, considered: str, now: float
 ) -> Write | None:
@@ -60,7 +83,12 @@ def _reserve(
     # controller adds the checks first.
     status = rules.reserve_quota(raw, admission_to_dict(admission), now, cq=cq)
     new = with_status(raw, status)
-    assumed = state.parse_workload(new)
+    current = state.workloads.get(wl.key, wl)
+    if c.EVICTED in current.conditions:
+        # The flip of Evicted can move its queue-order time: read it the long way.
+        assumed = state.parse_workload(new)
+    else:
+        assumed = assumed_version(current, admission, status, new)
     state.cache.assume_workload(assumed)
     state.assumed[wl.key] = assumed
     obj = with_kind(WORKLOAD, new)
