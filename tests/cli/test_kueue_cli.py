@@ -73,13 +73,13 @@ class UpCase:
 
 
 UP_CASES = [
-    UpCase("default", True, None, ("kueue", "--kubeconfig", "{kc}"), False),
+    UpCase("default", True, None, ("kueue", "--kubeconfig", "{kc}"), True),
     UpCase(
         "with-config",
         True,
         "/etc/kueue.yaml",
         ("kueue", "--kubeconfig", "{kc}", "--config", "/etc/kueue.yaml"),
-        False,
+        True,
     ),
     UpCase("no-kueue", False, None, None, False),
 ]

@@ -143,6 +143,9 @@ def apiserver_component(options: UpOptions) -> Component:
     """The API server child."""
     argv = ["apiserver", "--data-dir", str(options.data_dir), "--port", str(options.port)]
     argv += ["--bind", options.bind]
+    if options.kueue:
+        # Kueue's Job webhook: a Job with a queue-name label is created suspended.
+        argv.append("--kueue-job-defaulting")
     if options.verbose:
         argv.append("-v")
     return Component("apiserver", _numaplane(*argv))
@@ -238,7 +241,7 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
             )
         if options.kueue:
             # As Kueue's installation does: its CRDs before its controller starts.
-            asyncio.run(_install_kueue_crds(options.kubeconfig))
+            asyncio.run(_install_crds(options.kubeconfig, kueue=True))
         say(f"numaplane up: serving {url} (data in {data_dir})")
         say(f"kubeconfig: {options.kubeconfig}")
         say(f"export KUBECONFIG={options.kubeconfig}")
@@ -266,14 +269,9 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
         os.close(lock)
 
 
-async def _install_crds(kubeconfig: Path) -> None:
+async def _install_crds(kubeconfig: Path, *, kueue: bool = False) -> None:
     async with KubeClient(load_kubeconfig(kubeconfig)) as client:
-        await ensure_nrt_crd(client)
-
-
-async def _install_kueue_crds(kubeconfig: Path) -> None:
-    async with KubeClient(load_kubeconfig(kubeconfig)) as client:
-        await install_kueue_crds(client)
+        await (install_kueue_crds(client) if kueue else ensure_nrt_crd(client))
 
 
 def _absolute(path: Path) -> Path:

@@ -254,15 +254,27 @@ class FakeKueueApi:
         """Move the fake clock forward."""
         self.now += seconds
 
-    def apply(self, write: WriteLike) -> bool:
-        """Make one engine write; whether it was made (a stale one is refused)."""
+    def apply(self, write: WriteLike, *, version: str | None = None) -> str | None:
+        """Make one engine write; the resourceVersion it left, or None when it was refused
+        (stale). ``version``: the resourceVersion to send instead of the write's own (an
+        earlier write of an ordered outcome changed the object)."""
+        obj = write.obj
+        if version is not None or getattr(write, "patch", None) is not None:
+            meta = dict(obj.get("metadata") or {})
+            if version is None:
+                # A merge patch carries no resourceVersion: it applies to what is stored.
+                meta.pop("resourceVersion", None)
+            else:
+                meta["resourceVersion"] = version
+            obj = {**obj, "metadata": meta}
+        stored: Obj | None = None
         try:
             if write.verb == STATUS:
-                self.update(write.obj, status=True)
+                stored = self.update(obj, status=True)
             elif write.verb == UPDATE:
-                self.update(write.obj)
+                stored = self.update(obj)
             elif write.verb == CREATE:
-                self.create(write.obj)
+                stored = self.create(obj)
             elif write.verb == DELETE:
                 self.delete(write.kind, write.key)
             else:
@@ -273,10 +285,10 @@ class FakeKueueApi:
                 self._dirty.add(self.engine.write_failed(write))
             # The informer has the fresh object already; its reconciler looks again.
             self._touch_key(write.kind, write.key)
-            return False
+            return None
         self.applied.append(write)
         self.events.extend(write.events)
-        return True
+        return str((stored or {}).get("metadata", {}).get("resourceVersion") or "")
 
     def _touch_key(self, kind: str, key: str) -> None:
         if kind == "Workload":
@@ -290,8 +302,20 @@ class FakeKueueApi:
 
     def _run(self, outcome: OutcomeLike, kind: str = "", key: str = "") -> None:
         self.events.extend(outcome.events)
-        for write in outcome.writes:
-            self.apply(write)
+        if getattr(outcome, "ordered", False):
+            versions: dict[tuple[str, str], str] = {}
+            for write in outcome.writes:
+                rv = self.apply(write, version=versions.get((write.kind, write.key)))
+                if rv is None:
+                    break
+                if rv:
+                    versions[(write.kind, write.key)] = rv
+        else:
+            for write in outcome.writes:
+                self.apply(write)
+        if getattr(outcome, "error", "") and kind:
+            # The runtime retries an error with backoff; here, at the next reconcile.
+            self._later.append((self.now, kind, key))
         if outcome.requeue_after is not None and kind:
             self._later.append((self.now + outcome.requeue_after, kind, key))
 

@@ -197,7 +197,7 @@ def test_a_refused_reservation_is_forgotten_and_tried_again() -> None:
     assert touched is not None
     touched["metadata"]["labels"] = {"touched": "yes"}
     api.update(touched)
-    assert not api.apply(write)
+    assert api.apply(write) is None
     assert not engine(api).cache.is_assumed(f"{NS}/w1")
     api.settle()
     assert api.admitted() == [f"{NS}/w1"]
@@ -289,7 +289,7 @@ def test_a_late_pending_version_does_not_free_an_assumed_reservation() -> None:
     second = engine(api).cycle(api.now)
     assert not [w for w in second.writes if w.assumed]
     # Ours is refused (stale); w1 is tried again and gets the quota, w2 still waits.
-    assert not api.apply(reservation)
+    assert api.apply(reservation) is None
     for write in second.writes:
         api.apply(write)
     api.settle()

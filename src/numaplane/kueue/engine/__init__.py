@@ -46,8 +46,10 @@ from numaplane.kueue.engine.state import (
     Outcome,
     Touched,
     Write,
+    chained,
     object_key,
     split_key,
+    with_kind,
     with_status,
 )
 from numaplane.kueue.engine.status import cluster_queue_status, local_queue_status
@@ -75,6 +77,7 @@ __all__ = [
     "Outcome",
     "Touched",
     "Write",
+    "chained",
     "object_key",
     "split_key",
 ]
@@ -164,7 +167,7 @@ class Engine(EngineState):
         status = cluster_queue_status(self, name, raw, now)
         if status == (raw.get("status") or {}):
             return Outcome()
-        obj = {**with_status(raw, status), "kind": CLUSTER_QUEUE}
+        obj = with_kind(CLUSTER_QUEUE, with_status(raw, status))
         return Outcome(writes=[Write(STATUS, CLUSTER_QUEUE, obj)])
 
     def local_queue_status(self, key: str, now: float) -> Outcome:
@@ -175,5 +178,5 @@ class Engine(EngineState):
         status = local_queue_status(self, key, raw, now)
         if status == (raw.get("status") or {}):
             return Outcome()
-        obj = {**with_status(raw, status), "kind": LOCAL_QUEUE}
+        obj = with_kind(LOCAL_QUEUE, with_status(raw, status))
         return Outcome(writes=[Write(STATUS, LOCAL_QUEUE, obj)])

@@ -4,15 +4,19 @@ decide, this module turns their decisions into :class:`Write` and :class:`Event`
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Final
 
 from numaplane.kueue import jobs as job_rules
 from numaplane.kueue import workload as rules
 from numaplane.kueue.engine.state import (
     JOB,
+    PRIORITY_CLASS,
     STATUS,
     UPDATE,
     WORKLOAD,
+    WORKLOAD_PRIORITY_CLASS,
     EngineState,
     Event,
     Obj,
@@ -21,6 +25,10 @@ from numaplane.kueue.engine.state import (
     with_kind,
     with_status,
 )
+from numaplane.kueue.jobs import JobContext
+
+#: The Job integration's name in ``integrations.frameworks``.
+JOB_FRAMEWORK: Final = "batch/job"
 
 
 def _events(obj: Obj, raw_events: Any) -> tuple[Event, ...]:
@@ -86,10 +94,66 @@ def reconcile_workload(state: EngineState, key: str, now: float) -> Outcome:
     return outcome
 
 
+def _priority_classes(state: EngineState) -> dict[str, job_rules.PriorityClassInfo]:
+    found = {}
+    for name, obj in state.objects[PRIORITY_CLASS].items():
+        found[name] = job_rules.PriorityClassInfo(
+            name, int(obj.get("value") or 0), bool(obj.get("globalDefault"))
+        )
+    return found
+
+
+def _workload_priority_classes(state: EngineState) -> dict[str, int]:
+    return {
+        name: int(obj.get("value") or 0)
+        for name, obj in state.objects[WORKLOAD_PRIORITY_CLASS].items()
+    }
+
+
+def job_context(state: EngineState, job: Mapping[str, Any] | None, now: float) -> JobContext:
+    """What the Job integration reads besides the Job and its Workloads."""
+    config = state.config
+    namespace = str(((job or {}).get("metadata") or {}).get("namespace") or "")
+    prebuilt = None
+    if job is not None:
+        name = job_rules.prebuilt_workload_name(job)
+        if name:
+            prebuilt = state.objects[WORKLOAD].get(f"{namespace}/{name}")
+    return JobContext(
+        now=now,
+        flavors=state.cache.flavors(),
+        workload_priority_classes=_workload_priority_classes(state),
+        priority_classes=_priority_classes(state),
+        prebuilt_workload=prebuilt,
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        managed_jobs_namespace_selector=config.jobs_namespace_selector(),
+        namespace_labels=state.namespace_labels(namespace),
+        wait_for_pods_ready=config.wait_for_pods_ready_enabled,
+        label_keys_to_copy=config.integrations.label_keys_to_copy,
+    )
+
+
 def reconcile_job(state: EngineState, key: str, now: float) -> Outcome:
-    """Upstream ``JobReconciler.ReconcileGenericJob`` for the batch/v1 Job ``key``."""
-    job = state.objects[JOB].get(key)
-    reconcile: Any = getattr(job_rules, "reconcile_job", None)
-    if job is None or reconcile is None:
+    """Upstream ``JobReconciler.ReconcileGenericJob`` for the batch/v1 Job ``key``; its writes
+    are ordered (a Workload created, then the Job started, ...)."""
+    if JOB_FRAMEWORK not in state.config.integrations.frameworks:
         return Outcome()
-    return Outcome()
+    job = state.objects[JOB].get(key)
+    owned = state.workloads_of_job(key)
+    if job is None and not owned:
+        return Outcome()
+    decision = job_rules.reconcile_job(job, owned, job_context(state, job, now))
+    outcome = Outcome(requeue_after=decision.requeue_after, ordered=True, error=decision.error)
+    for jw in decision.writes:
+        obj = with_kind(jw.kind, jw.obj)
+        patch = dict(jw.patch) if jw.patch is not None and jw.op == UPDATE else None
+        outcome.writes.append(Write(jw.op, jw.kind, obj, patch=patch))
+    if job is not None:
+        events = _events(with_kind(JOB, job), decision.events)
+        if outcome.writes:
+            # Recorded once the pass's writes are made, as upstream records them after each.
+            last = outcome.writes[-1]
+            outcome.writes[-1] = dataclasses.replace(last, events=last.events + events)
+        else:
+            outcome.events.extend(events)
+    return outcome
