@@ -27,6 +27,7 @@ from numaplane.kueue.engine.state import (
     with_kind,
     with_status,
 )
+from numaplane.kueue.queue import is_pending
 from numaplane.kueue.scheduler.scheduler import (
     REQUEUE_IMMEDIATE,
     Pending,
@@ -112,7 +113,20 @@ def _reserve(
                 "reservation was 0s",
             )
         )
-    return Write(STATUS, WORKLOAD, obj, tuple(events), assumed=wl.key)
+    spec = raw.get("spec")
+
+    def redo(fresh: Obj) -> Obj | None:
+        # Still ours to reserve: the assumption stands, the workload is still pending with
+        # the spec the decision was made for.
+        current = state.workloads.get(wl.key)
+        if wl.key not in state.assumed or current is None or not is_pending(current):
+            return None
+        if fresh.get("spec") != spec:
+            return None
+        redone = rules.reserve_quota(fresh, admission_to_dict(admission), now, cq=cq)
+        return with_kind(WORKLOAD, with_status(fresh, redone))
+
+    return Write(STATUS, WORKLOAD, obj, tuple(events), assumed=wl.key, redo=redo)
 
 
 def _preempt(
@@ -124,7 +138,14 @@ def _preempt(
         return None
     status = rules.preempted(raw, reason, message, now)
     obj = with_kind(WORKLOAD, with_status(raw, status))
-    return Write(STATUS, WORKLOAD, obj, (Event(obj, NORMAL, "Preempted", message),))
+
+    def redo(fresh: Obj) -> Obj | None:
+        current = state.workloads.get(target.key)
+        if current is None or current.is_evicted or not current.has_quota_reservation:
+            return None
+        return with_kind(WORKLOAD, with_status(fresh, rules.preempted(fresh, reason, message, now)))
+
+    return Write(STATUS, WORKLOAD, obj, (Event(obj, NORMAL, "Preempted", message),), redo=redo)
 
 
 def _pending(state: EngineState, pending: Pending, now: float) -> Outcome:

@@ -105,6 +105,11 @@ class Write:
     #: For an ``update``: the same change as a JSON merge patch, sent instead of the object
     #: (no resourceVersion: the Job integration's edits of a Job).
     patch: Mapping[str, Any] | None = None
+    #: The same decision applied to a fresher version of the object (None: it no longer
+    #: applies), tried when the write meets a conflict: upstream makes the scheduler's writes
+    #: with server-side apply and retries on conflict, so a concurrent status change by a
+    #: controller does not undo a decision of the cycle.
+    redo: Callable[[Obj], Obj | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
