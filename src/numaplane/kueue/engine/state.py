@@ -116,6 +116,10 @@ class Write:
         """The written object's key."""
         return object_key(self.obj)
 
+    def redone(self, obj: Obj) -> Write:
+        """This write with ``obj`` (what :attr:`redo` made of a fresher version)."""
+        return dataclasses.replace(self, obj=obj)
+
 
 @dataclass
 class Outcome:

@@ -6,7 +6,6 @@ Events are recorded once their write succeeded."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping
 
@@ -94,7 +93,7 @@ class Writer:
         # The engine sees the fresh version first (it keeps an assumed reservation counted).
         self._touched(self._refreshed(write.kind, fresh))
         obj = write.redo(fresh)
-        return None if obj is None else dataclasses.replace(write, obj=obj)
+        return None if obj is None else write.redone(obj)
 
     async def _write_once(self, write: Write, source: str, decode: bool) -> str | None:
         info = KINDS[write.kind]
