@@ -327,3 +327,20 @@ def test_the_assumed_version_is_what_parsing_the_reserved_workload_gives() -> No
     assumed = engine(api).assumed[f"{NS}/w1"]
     assert assumed == engine(api).parse_workload(write.obj)
     assert assumed.is_admitted
+
+
+def test_a_workload_waits_for_its_local_queue_and_is_admitted_once_it_exists() -> None:
+    api = _api()
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(k.cluster_queue("cq", {"default": {"cpu": "2"}}))
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    assert _cond(api, "w1", "QuotaReserved") == (
+        "False",
+        "Misconfigured",
+        "LocalQueue lq doesn't exist",
+    )
+    api.create(k.local_queue(NS, "lq", "cq"))
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]

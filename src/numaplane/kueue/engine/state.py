@@ -218,6 +218,11 @@ class EngineState:
         self.admission_checks: dict[str, AdmissionCheck] = {}
         #: Workload keys by the key of the Job that owns them.
         self.owned: dict[str, set[str]] = {}
+        self.owner_of: dict[str, str] = {}
+        #: Workload keys by the key (``namespace/spec.queueName``) of the LocalQueue they name.
+        self.by_queue: dict[str, set[str]] = {}
+        #: Each ClusterQueue's ``Active`` as the queues were last told.
+        self.active: dict[str, bool] = {}
         #: Reservations assumed in the cache whose write is in flight, by workload key.
         self.assumed: dict[str, Workload] = {}
         #: Labels of every namespace seen (the cycle checks namespace selectors on it).
@@ -268,15 +273,30 @@ class EngineState:
                 members.add(name)
         return members
 
-    def sync_active(self, cq_names: Iterable[str]) -> None:
+    def sync_active(self, cq_names: Iterable[str]) -> set[str]:
         """Tell the queues whether each of ``cq_names`` is active now (the cache decides: a
-        flavor, check or cohort change can flip it); only active queues give heads."""
+        flavor, check or cohort change can flip it); only active queues give heads. Returns
+        the queues whose activity changed."""
+        flipped = set()
         for name in cq_names:
             cq = self.cluster_queues.get(name)
-            if cq is not None:
-                self.queues.upsert_cluster_queue(
-                    cq, active=self.cache.cluster_queue_active(name)[0]
-                )
+            if cq is None:
+                continue
+            active = self.cache.cluster_queue_active(name)[0]
+            if self.active.get(name) != active:
+                flipped.add(name)
+            self.active[name] = active
+            self.queues.upsert_cluster_queue(cq, active=active)
+        return flipped
+
+    def workloads_of(self, cq_names: Iterable[str]) -> set[str]:
+        """Workloads whose LocalQueue points at one of ``cq_names`` (the workload controller
+        looks again at them when their ClusterQueue changes)."""
+        found: set[str] = set()
+        for name in cq_names:
+            for lq in self.local_queues_of(name):
+                found |= self.by_queue.get(lq, set())
+        return found
 
     def wake_tree(self, cq_names: Iterable[str]) -> Touched:
         """Quota may have been freed (or added) in the trees of ``cq_names``: their parked
