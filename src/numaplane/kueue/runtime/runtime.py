@@ -37,10 +37,11 @@ STATUS_BATCH_PERIOD_S: Final = 1.0
 #: (upstream runs its cycle under ``wait.UntilWithBackoff``, slowing down when idle).
 IDLE_BACKOFF_S: Final = (0.001, 0.1)
 
-# Event sources (upstream's recorder names).
+# Event sources (upstream's recorder names: constants.AdmissionName, the Job reconciler's
+# "<group>/<kind>-kueue-controller", constants.WorkloadControllerName).
 SCHEDULER_SOURCE: Final = c.ADMISSION_FIELD_MANAGER
 JOB_SOURCE: Final = "batch/job-kueue-controller"
-WORKLOAD_SOURCE: Final = "workload-reconciler"
+WORKLOAD_SOURCE: Final = "kueue-workload-controller"
 QUEUE_SOURCE: Final = c.KUEUE_NAME
 
 
