@@ -376,3 +376,29 @@ def test_fair_sharing_shares_are_written_to_queue_and_cohort_status() -> None:
     cohort = api.get("Cohort", "co")
     assert cohort is not None
     assert cohort["status"]["fairSharing"] == {"weightedShare": 0}
+
+
+@dataclass(frozen=True)
+class StrategyCase:
+    name: str
+    strategy: str
+    admitted: bool
+
+
+STRATEGY_CASES = [
+    StrategyCase("block-undeclared", "BlockUndeclared", False),
+    StrategyCase("ignore-undeclared", "IgnoreUndeclared", True),
+]
+
+
+@pytest.mark.parametrize("case", STRATEGY_CASES, ids=[c.name for c in STRATEGY_CASES])
+def test_the_configured_quota_check_strategy_applies_to_every_queue(case: StrategyCase) -> None:
+    api = FakeKueueApi(config=KueueConfig(quota_check_strategy=case.strategy))
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(k.cluster_queue("cq", {"default": {"cpu": "2"}}))
+    api.create(k.local_queue(NS, "lq", "cq"))
+    # memory is no resource the queue declares.
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1", "memory": "1Gi"}))
+    api.settle()
+    assert (api.admitted() == [f"{NS}/w1"]) == case.admitted

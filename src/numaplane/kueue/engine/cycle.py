@@ -176,10 +176,15 @@ def cycle(state: EngineState, now: float) -> Outcome:
         last_tried=state.last_tried,
     )
     for reservation in result.reserved:
-        # The flavors tried that did not simply fit, when the cycle reports them (upstream
-        # appends FormatFlavorAssignmentAttemptsForEvents to the event).
-        considered = str(getattr(reservation, "flavors_considered", "") or "")
-        write = _reserve(state, reservation.workload, reservation.admission, considered, now)
+        # The flavors tried that did not simply fit (upstream appends
+        # FormatFlavorAssignmentAttemptsForEvents to the event).
+        write = _reserve(
+            state,
+            reservation.workload,
+            reservation.admission,
+            reservation.flavors_considered,
+            now,
+        )
         if write is not None:
             outcome.writes.append(write)
     for preemption in result.preempted:
