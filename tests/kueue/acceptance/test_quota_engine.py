@@ -1,0 +1,80 @@
+"""quota.md's worked examples (Q*, P*, M1) in process: the table's objects observed by the real
+engine, one scheduling cycle, the decisions read back from the Workloads it wrote; then, for
+the examples that preempt, the victims' quota released (as the job integration does once their
+jobs stop) and the preemptor reserved."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kueue.acceptance import decisions
+from tests.kueue.acceptance.cases import CASES, QuotaCase
+from tests.kueue.acceptance.objects import EPOCH, flavor
+from tests.kueue.acceptance.world import EngineWorld
+
+
+def _world(case: QuotaCase) -> EngineWorld:
+    world = EngineWorld(EPOCH + len(case.workloads) + 10)
+    for name in case.flavors:
+        world.put(flavor(name))
+    for cq in case.cluster_queues:
+        world.put(cq)
+    for lq in case.local_queues:
+        world.put(lq)
+    for index, spec in enumerate(case.workloads):
+        world.put(spec.to_dict(EPOCH + index))
+    # What observing the objects asks of the controllers (queue statuses) before the cycle.
+    world.controllers()
+    return world
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_first_cycle_decides_as_the_example_states(case: QuotaCase) -> None:
+    world = _world(case)
+    world.cycle()
+    world.controllers()
+    got = decisions.observed(case, world.workloads())
+    assert got == decisions.expected(case, {})
+    # Every preempted workload is evicted with reason Preempted and the same message.
+    want_evicted = {k: ("Preempted", m) for k, (_, m) in got["preempted"].items()}
+    assert decisions.evicted(world.workloads()) == want_evicted
+    for key in case.reserved:
+        obj = world.workload(key)
+        cq = obj["status"]["admission"]["clusterQueue"]
+        assert decisions.condition(obj, "QuotaReserved") == (
+            "True",
+            "QuotaReserved",
+            f"Quota reserved in ClusterQueue {cq}",
+        )
+        # No admission checks: the reservation is the admission.
+        assert decisions.condition(obj, "Admitted") == (
+            "True",
+            "Admitted",
+            "The workload is admitted",
+        )
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.after_release], ids=[c.name for c in CASES if c.after_release]
+)
+def test_the_preemptor_is_reserved_only_once_the_victims_quota_is_released(
+    case: QuotaCase,
+) -> None:
+    world = _world(case)
+    world.cycle()
+    world.controllers()
+    # More cycles while the victims still hold their quota: nothing new is reserved and no
+    # workload other than the stated victims is evicted.
+    for _ in range(3):
+        world.now += 1
+        world.settle()
+    assert decisions.reserved_after_release(case, world.workloads()) == {}
+    assert set(decisions.evicted(world.workloads())) == set(case.preempted)
+    world.now += 1
+    world.release(case.preempted)
+    world.settle()
+    got = decisions.reserved_after_release(case, world.workloads())
+    assert got == {k: decisions.normalized(v) for k, v in case.after_release.items()}
+    # The workloads that were not preempted keep their reservation throughout.
+    running = {w.key for w in case.workloads if w.holds is not None}
+    assert decisions.held_by_running(case, world.workloads()) == running - set(case.preempted)
