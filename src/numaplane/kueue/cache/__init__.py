@@ -1,2 +1,28 @@
 """The quota tree (ClusterQueues and Cohorts), the live cache of admitted usage and the
 per-cycle snapshot the scheduler works on."""
+
+from numaplane.kueue.cache.cache import KueueCache
+from numaplane.kueue.cache.snapshot import (
+    REASON_COHORT_HAS_CYCLE,
+    ClusterQueueSnapshot,
+    CohortSnapshot,
+    Snapshot,
+)
+from numaplane.kueue.cache.status import (
+    ClusterQueueUsage,
+    FlavorUsage,
+    LocalQueueUsage,
+    ResourceUsage,
+)
+
+__all__ = [
+    "REASON_COHORT_HAS_CYCLE",
+    "ClusterQueueSnapshot",
+    "ClusterQueueUsage",
+    "CohortSnapshot",
+    "FlavorUsage",
+    "KueueCache",
+    "LocalQueueUsage",
+    "ResourceUsage",
+    "Snapshot",
+]

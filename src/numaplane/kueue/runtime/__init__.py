@@ -1,1 +1,129 @@
-"""The I/O edge: informers feed the core, decisions are written through the Kubernetes API."""
+"""The I/O edge: informers feed the core, decisions are written through the Kubernetes API.
+
+:func:`run_kueue` is what ``numaplane kueue`` runs: it checks that the cluster serves Kueue's
+API, then runs a :class:`KueueRuntime` while this process holds the Lease
+``c1f6bfd2.kueue.x-k8s.io`` in Kueue's namespace (upstream's leader election ID), so two copies
+never both admit; a lost lease stops the runtime and the process campaigns again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from numaplane.kube.client import KubeClient
+from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.leaderelection import LeaderElector
+from numaplane.kueue.config import KueueConfig
+from numaplane.kueue.engine import KINDS
+from numaplane.kueue.errors import KueueError
+from numaplane.kueue.runtime.runtime import KueueRuntime
+
+__all__ = ["LEASE_NAME", "KueueRunOptions", "KueueRuntime", "check_api", "run_kueue"]
+
+log = logging.getLogger(__name__)
+
+#: upstream's ``LeaderElectionID`` (``config/components/manager/controller_manager_config.yaml``).
+LEASE_NAME: Final = "c1f6bfd2.kueue.x-k8s.io"
+DEFAULT_NAMESPACE: Final = "kueue-system"
+#: How long to wait for the Kueue API to be served (CRDs installed just before, say).
+API_WAIT_S: Final = 30.0
+
+
+def default_identity() -> str:
+    """``hostname_<uuid>``, as controller-runtime names a lease holder."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass(frozen=True)
+class KueueRunOptions:
+    """How ``numaplane kueue`` runs."""
+
+    config: KueueConfig = field(default_factory=KueueConfig)
+    leader_elect: bool = True
+    identity: str = field(default_factory=default_identity)
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    workers: int = 4
+    freeze_gc_after_sync: bool = False
+    #: Called with the new holder's identity on every leadership change seen.
+    on_leader_change: Callable[[str], None] | None = None
+
+    @property
+    def namespace(self) -> str:
+        """Kueue's own namespace (where its Lease lives)."""
+        return str(getattr(self.config, "namespace", "") or DEFAULT_NAMESPACE)
+
+
+async def check_api(client: KubeClient, wait_s: float = API_WAIT_S) -> None:
+    """Return once every resource Kueue watches is served; :class:`KueueError` naming the
+    first that is not after ``wait_s`` (the Kueue CRDs are not installed)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    for info in KINDS.values():
+        while True:
+            try:
+                await client.list(info.api_version, info.resource, limit=1)
+                break
+            except ApiError as err:
+                if not err.is_not_found or loop.time() > deadline:
+                    raise KueueError(
+                        f"{info.api_version} {info.resource}: not served by the cluster "
+                        f"({err.message}); install the Kueue CRDs first"
+                    ) from None
+            await asyncio.sleep(0.5)
+
+
+async def _ensure_namespace(client: KubeClient, namespace: str) -> None:
+    # Kueue's installation creates its namespace; against a bare cluster the Lease needs it.
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    try:
+        await client.create("v1", "namespaces", body, decode=False)
+    except ApiError as err:
+        if not (err.is_conflict or err.code == 403):
+            raise
+
+
+async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
+    """Check the API, then run Kueue (under leader election unless disabled) until
+    cancelled."""
+    await check_api(client)
+
+    async def work() -> None:
+        runtime = KueueRuntime(
+            client,
+            options.config,
+            workers=options.workers,
+            freeze_gc_after_sync=options.freeze_gc_after_sync,
+        )
+        await runtime.run()
+
+    if not options.leader_elect:
+        await work()
+        return
+    try:
+        await _ensure_namespace(client, options.namespace)
+    except KubeError as err:
+        log.warning("namespace %s not created: %s", options.namespace, err)
+    while True:
+        elector = LeaderElector(
+            client,
+            options.namespace,
+            LEASE_NAME,
+            options.identity,
+            lease_duration=options.lease_duration,
+            renew_deadline=options.renew_deadline,
+            retry_period=options.retry_period,
+            release_on_cancel=True,
+            on_new_leader=options.on_leader_change,
+        )
+        await elector.run(work)
+        log.warning("lost lease %s/%s; campaigning again", options.namespace, LEASE_NAME)
+        if options.on_leader_change is not None:
+            options.on_leader_change("")

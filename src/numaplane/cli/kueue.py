@@ -1,0 +1,101 @@
+"""``numaplane kueue``: Kueue's controllers and scheduler against a cluster given by kubeconfig."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+
+import click
+
+from numaplane.cli.gctune import freeze_startup_objects, tune_gc
+from numaplane.kube import KubeClient, load_kubeconfig
+from numaplane.kueue.config import KueueConfig, load_config
+from numaplane.kueue.runtime import LEASE_NAME, KueueRunOptions, default_identity, run_kueue
+
+
+async def _serve(kubeconfig: Path, options: KueueRunOptions) -> None:
+    config = load_kubeconfig(kubeconfig)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with KubeClient(config) as client:
+        click.echo(
+            f"numaplane kueue: running against {config.server} as {options.identity}", err=True
+        )
+        runner = asyncio.ensure_future(run_kueue(client, options))
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if runner.done():
+            # It ended by itself: an error (the API not served) is the command's error.
+            runner.result()
+        runner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
+    click.echo("numaplane kueue: stopped", err=True)
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  numaplane kueue --kubeconfig ./cluster/admin.kubeconfig
+  numaplane kueue --kubeconfig K --config kueue-config.yaml -v
+  numaplane kueue --kubeconfig K --no-leader-elect
+"""
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The cluster to run Kueue for (its current context); it must serve Kueue's CRDs.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 YAML); default: upstream's "
+    "defaults.",
+)
+@click.option(
+    "--no-leader-elect",
+    is_flag=True,
+    help=f"Act at once, without the Lease {LEASE_NAME} in Kueue's namespace (only when no "
+    "other Kueue runs against the cluster).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level to stderr.")
+def kueue(kubeconfig: Path, config_file: Path | None, no_leader_elect: bool, verbose: bool) -> None:
+    """Run Kueue: queue, admit and preempt Workloads and batch/v1 Jobs by ClusterQueue quota.
+
+    Watches ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, Workloads, AdmissionChecks,
+    WorkloadPriorityClasses and Jobs; writes Workload, ClusterQueue and LocalQueue status and
+    suspends/unsuspends Jobs as upstream Kueue does. Runs only while this process holds
+    Kueue's Lease, so two copies never both admit. Ctrl-C or SIGTERM stops cleanly.
+    """
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    config = load_config(config_file) if config_file is not None else KueueConfig()
+    identity = default_identity()
+    namespace = KueueRunOptions(config=config).namespace
+
+    def leader_changed(holder: str) -> None:
+        who = holder or "none"
+        mine = " (this process)" if holder == identity else ""
+        click.echo(f"numaplane kueue: lease {namespace}/{LEASE_NAME}: leader {who}{mine}", err=True)
+
+    options = KueueRunOptions(
+        config=config,
+        leader_elect=not no_leader_elect,
+        identity=identity,
+        freeze_gc_after_sync=True,
+        on_leader_change=leader_changed,
+    )
+    tune_gc()
+    freeze_startup_objects()
+    asyncio.run(_serve(kubeconfig, options))

@@ -1,0 +1,186 @@
+"""One scheduling cycle as upstream's ``Scheduler.schedule`` runs it around the pure decision:
+pop the heads, drop those the cycle cannot judge without the API (namespace selector), take a
+snapshot, decide, then *assume* every reservation in the cache before its status write goes
+out (``admit``), turn each preemption into the target's eviction write and each pending head
+into a requeue and, when it changed, a status write (``requeueAndUpdate``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from numaplane.kueue import constants as c
+from numaplane.kueue import workload as rules
+from numaplane.kueue.api.conditions import find_condition, parse_time
+from numaplane.kueue.api.model import Admission, Workload
+from numaplane.kueue.api.workload_parse import admission_to_dict
+from numaplane.kueue.engine.state import (
+    STATUS,
+    WORKLOAD,
+    EngineState,
+    Event,
+    Obj,
+    Outcome,
+    Touched,
+    Write,
+    with_kind,
+    with_status,
+)
+from numaplane.kueue.scheduler.scheduler import (
+    REQUEUE_IMMEDIATE,
+    Pending,
+    SchedulerOptions,
+    schedule,
+)
+
+NORMAL: Final = "Normal"
+WARNING: Final = "Warning"
+
+
+def _queued_wait(raw: Obj, now: float) -> float:
+    """upstream ``QueuedWaitTime``: since the last Requeued transition, else creation."""
+    status = raw.get("status") or {}
+    requeued = find_condition(status.get("conditions"), c.REQUEUED)
+    if requeued is not None:
+        since = parse_time(requeued.get("lastTransitionTime"))
+    else:
+        since = parse_time((raw.get("metadata") or {}).get("creationTimestamp"))
+    return max(0.0, now - since)
+
+
+def _reserve(state: EngineState, wl: Workload, admission: Admission, now: float) -> Write | None:
+    raw = state.objects[WORKLOAD].get(wl.key)
+    if raw is None:
+        return None
+    state.last_tried.pop(wl.key, None)
+    cq = state.cluster_queues.get(admission.cluster_queue)
+    admission_dict = admission_to_dict(admission)
+    # Admitted is synced with the reservation only when the workload already carries every
+    # check its ClusterQueue requires (upstream prepareWorkload / HasAllRequiredChecks); the
+    # workload controller adds missing checks afterwards.
+    status = rules.reserve_quota(raw, admission_dict, now, checks_complete=False)
+    complete = cq is None or rules.has_all_checks(
+        status, rules.admission_checks_for_workload(status, cq)
+    )
+    if complete:
+        status = rules.reserve_quota(raw, admission_dict, now, checks_complete=True)
+    new = with_status(raw, status)
+    assumed = state.parse_workload(new)
+    state.cache.assume_workload(assumed)
+    state.assumed[wl.key] = assumed
+    obj = with_kind(WORKLOAD, new)
+    events: list[Event] = []
+    if not wl.has_quota_reservation:
+        wait = _queued_wait(raw, now)
+        events.append(
+            Event(
+                obj,
+                NORMAL,
+                "QuotaReserved",
+                f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
+                f"queued was {wait:.0f}s",
+            )
+        )
+    if assumed.is_admitted:
+        events.append(
+            Event(
+                obj,
+                NORMAL,
+                "Admitted",
+                f"Admitted by ClusterQueue {admission.cluster_queue}, wait time since "
+                "reservation was 0s",
+            )
+        )
+    return Write(STATUS, WORKLOAD, obj, tuple(events), assumed=wl.key)
+
+
+def _preempt(
+    state: EngineState, target: Workload, reason: str, message: str, now: float
+) -> Write | None:
+    raw = state.objects[WORKLOAD].get(target.key)
+    if raw is None or state.workloads[target.key].is_evicted:
+        # Being evicted already (upstream IssuePreemptions): counted, nothing to write.
+        return None
+    status = rules.preempted(raw, reason, message, now)
+    obj = with_kind(WORKLOAD, with_status(raw, status))
+    return Write(STATUS, WORKLOAD, obj, (Event(obj, NORMAL, "Preempted", message),))
+
+
+def _pending(state: EngineState, pending: Pending, now: float) -> Outcome:
+    wl, reason, message = pending.workload, pending.reason, pending.message
+    if pending.last_tried is not None:
+        state.last_tried[wl.key] = pending.last_tried
+    else:
+        state.last_tried.pop(wl.key, None)
+    # The latest version: the head may have changed while the cycle ran (never in memory).
+    current = state.workloads.get(wl.key, wl)
+    state.queues.requeue(
+        current, immediate=pending.requeue == REQUEUE_IMMEDIATE, reason=pending.requeue_reason
+    )
+    raw = state.objects[WORKLOAD].get(wl.key)
+    if raw is None:
+        return Outcome()
+    obj = with_kind(WORKLOAD, raw)
+    outcome = Outcome(events=[Event(obj, WARNING, reason, message)])
+    status = rules.set_pending(raw, reason, message, now)
+    if status != (raw.get("status") or {}):
+        outcome.writes.append(
+            Write(STATUS, WORKLOAD, with_kind(WORKLOAD, with_status(raw, status)))
+        )
+    return outcome
+
+
+def scheduler_options(state: EngineState) -> SchedulerOptions:
+    """The cycle's options from Kueue's configuration."""
+    gates = state.config.feature_gates
+    return SchedulerOptions(
+        priority_sorting_within_cohort=gates.get("PrioritySortingWithinCohort", True),
+        partial_admission=gates.get("PartialAdmission", True),
+        fair_sharing=state.config.fair_sharing.enable,
+    )
+
+
+def cycle(state: EngineState, now: float) -> Outcome:
+    """Run one scheduling cycle; the writes and events it asks for."""
+    heads = state.queues.heads()
+    outcome = Outcome()
+    if not heads:
+        return outcome
+    snapshot = state.cache.snapshot()
+    result = schedule(
+        snapshot,
+        heads,
+        now=now,
+        options=scheduler_options(state),
+        local_queues={key: lq.cluster_queue for key, lq in state.local_queues.items()},
+        namespace_labels=state.namespace_labels_all,
+        last_tried=state.last_tried,
+    )
+    for reservation in result.reserved:
+        write = _reserve(state, reservation.workload, reservation.admission, now)
+        if write is not None:
+            outcome.writes.append(write)
+    for preemption in result.preempted:
+        write = _preempt(state, preemption.target, preemption.reason, preemption.message, now)
+        if write is not None:
+            outcome.writes.append(write)
+    for pending in result.pending:
+        outcome.extend(_pending(state, pending, now))
+    return outcome
+
+
+def write_failed(state: EngineState, write: Write) -> Touched:
+    """A write of the cycle failed: forget the reservation it carried and queue the workload
+    again as it is now (upstream ``admit``'s failure path)."""
+    key = write.assumed
+    if not key:
+        return Touched()
+    assumed = state.assumed.pop(key, None)
+    state.cache.forget_workload(key)
+    current = state.workloads.get(key)
+    touched = Touched(workloads={key}, schedule=True)
+    if current is not None:
+        state.cache.upsert_workload(current)
+        state.queues.upsert_workload(current)
+    if assumed is not None and assumed.admission is not None:
+        touched.merge(state.wake_tree([assumed.admission.cluster_queue]))
+    return touched

@@ -1,0 +1,137 @@
+"""Making the engine's writes through the API, as upstream's controllers make theirs: a status
+write is a PUT of the status subresource carrying the resourceVersion the decision was made
+on, so a decision on a stale object is refused (409) instead of overwriting what someone else
+wrote; on a conflict the object is read again and fed to the engine, which decides anew.
+Events are recorded once their write succeeded."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+from numaplane.kube.client import KubeClient
+from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.events import EventRecorder
+from numaplane.kueue.engine import (
+    CREATE,
+    DELETE,
+    KINDS,
+    STATUS,
+    UPDATE,
+    Event,
+    Touched,
+    Write,
+    split_key,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Writer:
+    """Sends :class:`Write` values and records :class:`Event` values."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        recorders: Mapping[str, EventRecorder],
+        *,
+        refreshed: Callable[[str, dict[str, object]], Touched],
+        gone: Callable[[str, dict[str, object]], Touched],
+        failed: Callable[[Write], Touched],
+        touched: Callable[[Touched], None],
+    ) -> None:
+        self.client = client
+        self.recorders = recorders
+        self._refreshed = refreshed
+        self._gone = gone
+        self._failed = failed
+        self._touched = touched
+        #: Counters: writes made, refused on a conflict, failed otherwise.
+        self.written = 0
+        self.conflicts = 0
+        self.errors = 0
+
+    def record(self, source: str, events: tuple[Event, ...] | list[Event]) -> None:
+        """Record ``events`` with the recorder of component ``source``."""
+        recorder = self.recorders.get(source) or next(iter(self.recorders.values()))
+        for event in events:
+            recorder.event(event.obj, event.type, event.reason, event.message)
+
+    async def write(self, write: Write, source: str) -> bool:
+        """Make ``write``; whether it was made. A conflict refreshes the object in the engine
+        (so its reconciler runs again on the fresh one); any failure of a write carrying a
+        reservation forgets that reservation."""
+        info = KINDS[write.kind]
+        namespace, name = split_key(write.key)
+        ns = namespace or None
+        try:
+            if write.verb == STATUS:
+                await self.client.update(
+                    info.api_version,
+                    info.resource,
+                    write.obj,
+                    ns,
+                    subresource="status",
+                    decode=False,
+                )
+            elif write.verb == UPDATE:
+                await self.client.update(
+                    info.api_version, info.resource, write.obj, ns, decode=False
+                )
+            elif write.verb == CREATE:
+                await self.client.create(
+                    info.api_version, info.resource, write.obj, ns, decode=False
+                )
+            elif write.verb == DELETE:
+                await self.client.delete(
+                    info.api_version, info.resource, name, ns, propagation_policy="Background"
+                )
+            else:
+                raise ValueError(f"unknown write verb {write.verb!r}")
+        except ApiError as err:
+            await self._refused(write, err)
+            return False
+        except KubeError as err:
+            self.errors += 1
+            log.info("%s %s %s: %s", write.verb, write.kind, write.key, err)
+            if write.assumed:
+                self._touched(self._failed(write))
+            raise
+        self.written += 1
+        self.record(source, write.events)
+        return True
+
+    async def _refused(self, write: Write, err: ApiError) -> None:
+        if write.assumed:
+            self._touched(self._failed(write))
+        if err.is_conflict and write.verb in (STATUS, UPDATE):
+            self.conflicts += 1
+            log.debug("%s %s: conflict; reading it again", write.kind, write.key)
+            await self.refresh(write.kind, write.key)
+            return
+        if err.is_not_found and write.verb != CREATE:
+            # Deleted meanwhile: the informer's delete event follows, nothing to retry.
+            log.debug("%s %s: gone", write.kind, write.key)
+            return
+        if err.is_conflict and write.verb == CREATE:
+            # Created already (by us, before a restart): the informer brings it.
+            log.debug("%s %s: exists", write.kind, write.key)
+            return
+        self.errors += 1
+        log.warning("%s %s %s refused: %s", write.verb, write.kind, write.key, err)
+
+    async def refresh(self, kind: str, key: str) -> None:
+        """Read ``kind`` ``key`` again and hand it to the engine (or its absence)."""
+        info = KINDS[kind]
+        namespace, name = split_key(key)
+        try:
+            fresh = await self.client.get(info.api_version, info.resource, name, namespace or None)
+        except ApiError as err:
+            if err.is_not_found:
+                self._touched(self._gone(kind, {"metadata": _meta(namespace, name)}))
+            return
+        self._touched(self._refreshed(kind, fresh))
+
+
+def _meta(namespace: str, name: str) -> dict[str, object]:
+    return {"namespace": namespace, "name": name} if namespace else {"name": name}

@@ -1,0 +1,572 @@
+"""Kueue objects from their JSON form: upstream's defaults, v1beta2 names with the v1beta1
+fallbacks, the workload's status as the core reads it, the queue-order timestamp, and one-line
+errors naming the object and field."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from numaplane.kueue.api import model
+from numaplane.kueue.api.parse import (
+    CREATION_TIMESTAMP,
+    admission_to_dict,
+    parse_admission,
+    parse_admission_check,
+    parse_cluster_queue,
+    parse_cohort,
+    parse_local_queue,
+    parse_resource_flavor,
+    parse_workload,
+    parse_workload_priority_class,
+)
+from numaplane.kueue.errors import KueueObjectError
+
+T0 = "2026-01-01T00:00:00Z"
+T0_S = 1767225600.0
+
+
+def cq(spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq", **meta},
+        "spec": spec,
+    }
+
+
+GROUPS = [
+    {
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [
+            {
+                "name": "default",
+                "resources": [
+                    {"name": "cpu", "nominalQuota": 9, "borrowingLimit": "500m"},
+                    {"name": "memory", "nominalQuota": "36Gi", "lendingLimit": "1Gi"},
+                ],
+            },
+            {
+                "name": "spot",
+                "resources": [
+                    {"name": "cpu", "nominalQuota": "1.5"},
+                    {"name": "memory", "nominalQuota": 0},
+                ],
+            },
+        ],
+    }
+]
+
+
+def test_cluster_queue_with_every_field() -> None:
+    obj = cq(
+        {
+            "cohortName": "team",
+            "resourceGroups": GROUPS,
+            "queueingStrategy": "StrictFIFO",
+            "namespaceSelector": {"matchLabels": {"team": "a"}},
+            "preemption": {
+                "reclaimWithinCohort": "Any",
+                "withinClusterQueue": "LowerOrNewerEqualPriority",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            },
+            "flavorFungibility": {
+                "whenCanBorrow": "TryNextFlavor",
+                "whenCanPreempt": "TryNextFlavor",
+                "preference": "PreemptionOverBorrowing",
+            },
+            "admissionChecksStrategy": {
+                "admissionChecks": [{"name": "ac1", "onFlavors": ["spot"]}, {"name": "ac2"}]
+            },
+            "stopPolicy": "Hold",
+            "fairSharing": {"weight": "1500m"},
+        },
+        uid="u1",
+        deletionTimestamp=T0,
+    )
+    got = parse_cluster_queue(obj)
+    assert got == model.ClusterQueue(
+        name="cq",
+        resource_groups=(
+            model.ResourceGroup(
+                covered_resources=("cpu", "memory"),
+                flavors=(
+                    model.FlavorQuotas(
+                        "default",
+                        (
+                            model.ResourceQuota("cpu", 9000, borrowing_limit=500),
+                            model.ResourceQuota("memory", 36 << 30, lending_limit=1 << 30),
+                        ),
+                    ),
+                    model.FlavorQuotas(
+                        "spot", (model.ResourceQuota("cpu", 1500), model.ResourceQuota("memory", 0))
+                    ),
+                ),
+            ),
+        ),
+        cohort="team",
+        queueing_strategy=model.STRICT_FIFO,
+        namespace_selector={"matchLabels": {"team": "a"}},
+        preemption=model.PreemptionPolicy(
+            reclaim_within_cohort=model.ANY,
+            within_cluster_queue=model.LOWER_OR_NEWER_EQUAL_PRIORITY,
+            borrow_within_cohort=model.BorrowWithinCohort(model.LOWER_PRIORITY, 100),
+        ),
+        flavor_fungibility=model.FlavorFungibility(
+            model.TRY_NEXT_FLAVOR, model.TRY_NEXT_FLAVOR, model.PREEMPTION_OVER_BORROWING
+        ),
+        admission_checks=(
+            model.AdmissionCheckRule("ac1", ("spot",)),
+            model.AdmissionCheckRule("ac2"),
+        ),
+        stop_policy=model.STOP_HOLD,
+        fair_weight_milli=1500,
+        uid="u1",
+        deleting=True,
+    )
+    assert got.raw is obj
+    assert got.quotas()[("spot", "cpu")].nominal == 1500
+
+
+def test_cluster_queue_defaults() -> None:
+    got = parse_cluster_queue(cq({}))
+    assert got == model.ClusterQueue(name="cq")
+    # nil selector matches no namespace; {} matches all: the two must stay apart.
+    assert got.namespace_selector is None
+    assert parse_cluster_queue(cq({"namespaceSelector": {}})).namespace_selector == {}
+
+
+def test_cluster_queue_v1beta1_names() -> None:
+    got = parse_cluster_queue(
+        cq(
+            {
+                "cohort": "old",
+                "admissionChecks": ["a", "b"],
+                "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"},
+            }
+        )
+    )
+    assert got.cohort == "old"
+    assert got.admission_checks == (model.AdmissionCheckRule("a"), model.AdmissionCheckRule("b"))
+    assert got.flavor_fungibility == model.FlavorFungibility(
+        model.MAY_STOP_SEARCH, model.MAY_STOP_SEARCH
+    )
+
+
+def test_cohort_name_wins_over_v1beta1_cohort() -> None:
+    assert parse_cluster_queue(cq({"cohortName": "new", "cohort": "old"})).cohort == "new"
+
+
+@dataclass(frozen=True)
+class BadCase:
+    name: str
+    spec: dict[str, Any]
+    field: str
+    reason: str
+
+
+BAD = [
+    BadCase(
+        "unknown queueing strategy",
+        {"queueingStrategy": "FIFO"},
+        "spec.queueingStrategy",
+        'unsupported value "FIFO"',
+    ),
+    BadCase(
+        "unknown reclaim policy",
+        {"preemption": {"reclaimWithinCohort": "Always"}},
+        "spec.preemption.reclaimWithinCohort",
+        'unsupported value "Always"',
+    ),
+    BadCase(
+        "bad quantity",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": "ten"}, {"name": "memory", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+        "invalid quantity 'ten'",
+    ),
+    BadCase(
+        "flavor resources out of order",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "memory", "nominalQuota": 1}, {"name": "cpu", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources",
+        "must list the coveredResources ['cpu', 'memory'] in order",
+    ),
+    BadCase(
+        "resource groups not a list",
+        {"resourceGroups": {"cpu": 1}},
+        "spec.resourceGroups",
+        "expected a list, not object",
+    ),
+    BadCase(
+        "threshold not an integer",
+        {"preemption": {"borrowWithinCohort": {"maxPriorityThreshold": "high"}}},
+        "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
+        "expected an integer, not string",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD, ids=[case.name for case in BAD])
+def test_bad_cluster_queue_is_one_line_naming_the_field(case: BadCase) -> None:
+    with pytest.raises(KueueObjectError) as err:
+        parse_cluster_queue(cq(case.spec))
+    assert err.value.kind == "ClusterQueue"
+    assert err.value.name == "cq"
+    assert err.value.field == case.field
+    assert case.reason in err.value.reason
+    assert str(err.value).startswith(f"ClusterQueue cq: {case.field}: ")
+    assert "\n" not in str(err.value)
+
+
+def test_object_without_a_name() -> None:
+    with pytest.raises(KueueObjectError, match=r"metadata\.name: required"):
+        parse_cluster_queue({"spec": {}})
+    with pytest.raises(KueueObjectError, match="expected an object, not list"):
+        parse_cluster_queue([])  # type: ignore[arg-type]
+
+
+def test_cohort() -> None:
+    got = parse_cohort(
+        {
+            "metadata": {"name": "root"},
+            "spec": {"parentName": "top", "resourceGroups": GROUPS, "fairSharing": {"weight": 2}},
+        }
+    )
+    assert (got.name, got.parent, got.fair_weight_milli) == ("root", "top", 2000)
+    assert (
+        got.resource_groups == parse_cluster_queue(cq({"resourceGroups": GROUPS})).resource_groups
+    )
+    assert parse_cohort({"metadata": {"name": "c"}}) == model.Cohort(name="c")
+
+
+def test_resource_flavor() -> None:
+    taint = {"key": "spot", "value": "true", "effect": "NoSchedule"}
+    toleration = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
+    got = parse_resource_flavor(
+        {
+            "metadata": {"name": "spot"},
+            "spec": {
+                "nodeLabels": {"instance": "spot"},
+                "nodeTaints": [taint],
+                "tolerations": [toleration],
+                "topologyName": "default",
+            },
+        }
+    )
+    assert got == model.ResourceFlavor(
+        "spot", {"instance": "spot"}, (taint,), (toleration,), "default"
+    )
+    assert parse_resource_flavor({"metadata": {"name": "d"}}) == model.ResourceFlavor("d")
+
+
+def test_local_queue() -> None:
+    got = parse_local_queue(
+        {"metadata": {"name": "lq", "namespace": "team-a"}, "spec": {"clusterQueue": "cq"}}
+    )
+    assert got == model.LocalQueue("team-a", "lq", "cq")
+    assert got.key == "team-a/lq"
+    with pytest.raises(KueueObjectError, match=r"LocalQueue team-a/lq: spec\.clusterQueue"):
+        parse_local_queue({"metadata": {"name": "lq", "namespace": "team-a"}, "spec": {}})
+
+
+def test_admission_check_is_active_only_with_active_true() -> None:
+    def ac(status: str | None) -> dict[str, Any]:
+        obj: dict[str, Any] = {
+            "metadata": {"name": "ac"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "MultiKueueConfig",
+                    "name": "m",
+                },
+            },
+        }
+        if status is not None:
+            obj["status"] = {"conditions": [{"type": "Active", "status": status}]}
+        return obj
+
+    got = parse_admission_check(ac("True"))
+    assert got.active
+    assert got.controller_name == "kueue.x-k8s.io/multikueue"
+    assert got.parameters == {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "m"}
+    assert not parse_admission_check(ac("False")).active
+    assert not parse_admission_check(ac(None)).active
+
+
+def test_workload_priority_class() -> None:
+    got = parse_workload_priority_class({"metadata": {"name": "high"}, "value": 10000})
+    assert got == model.WorkloadPriorityClass("high", 10000)
+    with pytest.raises(KueueObjectError, match="WorkloadPriorityClass high: value: required"):
+        parse_workload_priority_class({"metadata": {"name": "high"}})
+
+
+# --- Workload -----------------------------------------------------------------------------------
+
+
+def wl(spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "job-a-1",
+            "namespace": "ns",
+            "uid": "wl-uid",
+            "creationTimestamp": T0,
+            "labels": {"kueue.x-k8s.io/job-uid": "job-uid"},
+        },
+        "spec": spec
+        if spec is not None
+        else {
+            "queueName": "lq",
+            "podSets": [
+                {
+                    "count": 3,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def test_workload_defaults() -> None:
+    got = parse_workload(wl())
+    assert got.key == "ns/job-a-1"
+    assert (got.uid, got.queue_name, got.priority, got.active) == ("wl-uid", "lq", 0, True)
+    assert got.pod_sets == (model.PodSet(name="main", count=3, requests={"cpu": 1000}),)
+    assert got.creation_time == T0_S
+    assert got.queue_order_time == T0_S
+    assert got.job_uid == "job-uid"
+    assert got.admission is None
+    assert got.conditions == {}
+    assert got.requeue_at is None
+    assert not got.deleting
+    assert got.total_requests() == [{"cpu": 3000}]
+
+
+def test_workload_pod_set_fields() -> None:
+    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+    toleration = {"key": "spot", "operator": "Exists"}
+    got = parse_workload(
+        wl(
+            {
+                "queueName": "lq",
+                "priority": 7,
+                "active": False,
+                "podSets": [
+                    {
+                        "name": "driver",
+                        "template": {"spec": {"containers": [{"name": "c"}]}},
+                    },
+                    {
+                        "name": "workers",
+                        "count": 4,
+                        "minCount": 2,
+                        "template": {
+                            "spec": {
+                                "nodeSelector": {"disk": "ssd"},
+                                "tolerations": [toleration],
+                                "affinity": {
+                                    "nodeAffinity": {
+                                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                                            "nodeSelectorTerms": terms
+                                        }
+                                    }
+                                },
+                                "containers": [
+                                    {"name": "c", "resources": {"limits": {"memory": "1Gi"}}}
+                                ],
+                            }
+                        },
+                    },
+                ],
+            }
+        )
+    )
+    assert (got.priority, got.active) == (7, False)
+    assert got.pod_sets == (
+        model.PodSet(name="driver", count=1, requests={}),
+        model.PodSet(
+            name="workers",
+            count=4,
+            requests={"memory": 1 << 30},
+            min_count=2,
+            node_selector={"disk": "ssd"},
+            required_node_affinity=tuple(terms),
+            tolerations=(toleration,),
+        ),
+    )
+
+
+def test_duplicate_pod_set_names_are_refused() -> None:
+    spec = {"podSets": [{"name": "a"}, {"name": "a"}]}
+    with pytest.raises(KueueObjectError, match=r"Workload ns/job-a-1: spec\.podSets\[1\]\.name"):
+        parse_workload(wl(spec))
+
+
+ADMISSION: dict[str, Any] = {
+    "clusterQueue": "cq",
+    "podSetAssignments": [
+        {
+            "name": "main",
+            "flavors": {"memory": "default", "cpu": "default"},
+            "resourceUsage": {"memory": "3Gi", "cpu": "3"},
+            "count": 3,
+        }
+    ],
+}
+
+
+def test_workload_status() -> None:
+    status = {
+        "admission": ADMISSION,
+        "conditions": [
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "QuotaReserved",
+                "message": "Quota reserved in ClusterQueue cq",
+                "lastTransitionTime": "2026-01-01T00:00:05Z",
+            },
+            {
+                "type": "Admitted",
+                "status": "False",
+                "reason": "UnsatisfiedAdmissionChecks",
+                "message": "The workload has not all admission checks",
+                "lastTransitionTime": "2026-01-01T00:00:05Z",
+            },
+        ],
+        "admissionChecks": [
+            {"name": "ac1", "state": "Ready", "lastTransitionTime": T0, "message": ""},
+            {"name": "ac2", "state": "Retry", "lastTransitionTime": T0, "message": ""},
+        ],
+        "requeueState": {"count": 2, "requeueAt": "2026-01-01T00:01:00Z"},
+    }
+    got = parse_workload(wl(status=status))
+    assert got.admission == model.Admission(
+        "cq",
+        (
+            model.PodSetAssignment(
+                "main", {"cpu": "default", "memory": "default"}, {"cpu": 3000, "memory": 3 << 30}, 3
+            ),
+        ),
+    )
+    assert got.admission.usage() == {("default", "cpu"): 3000, ("default", "memory"): 3 << 30}
+    assert got.has_quota_reservation
+    assert not got.is_admitted
+    assert got.conditions["Admitted"] == (
+        "False",
+        "UnsatisfiedAdmissionChecks",
+        "The workload has not all admission checks",
+        T0_S + 5,
+    )
+    assert got.check_states == {"ac1": "Ready", "ac2": "Retry"}
+    assert (got.requeue_count, got.requeue_at) == (2, T0_S + 60)
+
+
+def test_admission_count_defaults_to_the_pod_set_count() -> None:
+    admission = copy.deepcopy(ADMISSION)
+    del admission["podSetAssignments"][0]["count"]
+    got = parse_workload(wl(status={"admission": admission}))
+    assert got.admission is not None
+    assert got.admission.pod_set_assignments[0].count == 3
+    assert parse_admission(admission).pod_set_assignments[0].count == 0
+
+
+@dataclass(frozen=True)
+class OrderCase:
+    name: str
+    reason: str
+    status: str
+    requeuing_timestamp: str
+    evicted_order: bool
+
+
+ORDER = [
+    OrderCase("pods ready timeout", "PodsReadyTimeout", "True", "Eviction", True),
+    OrderCase(
+        "pods ready timeout, creation ordering", "PodsReadyTimeout", "True", "Creation", False
+    ),
+    OrderCase("admission check", "AdmissionCheck", "True", "Creation", True),
+    OrderCase("preempted", "Preempted", "True", "Eviction", False),
+    OrderCase("no longer evicted", "PodsReadyTimeout", "False", "Eviction", False),
+]
+
+
+@pytest.mark.parametrize("case", ORDER, ids=[case.name for case in ORDER])
+def test_queue_order_time(case: OrderCase) -> None:
+    evicted_at = "2026-01-01T01:00:00Z"
+    status = {
+        "conditions": [
+            {
+                "type": "Evicted",
+                "status": case.status,
+                "reason": case.reason,
+                "message": "m",
+                "lastTransitionTime": evicted_at,
+            }
+        ]
+    }
+    got = parse_workload(wl(status=status), requeuing_timestamp=case.requeuing_timestamp)
+    want = T0_S + 3600 if case.evicted_order else T0_S
+    assert got.queue_order_time == want
+    assert got.creation_time == T0_S
+    assert CREATION_TIMESTAMP == "Creation"
+
+
+def test_workload_bad_time() -> None:
+    obj = wl()
+    obj["metadata"]["creationTimestamp"] = "yesterday"
+    with pytest.raises(KueueObjectError, match=r"metadata\.creationTimestamp: not an RFC 3339"):
+        parse_workload(obj)
+
+
+def test_admission_to_dict_prints_quantities_as_upstream() -> None:
+    admission = model.Admission(
+        "cq",
+        (
+            model.PodSetAssignment(
+                "main",
+                {"memory": "default", "cpu": "default", "example.com/gpu": "gpus"},
+                {"memory": 3 << 30, "cpu": 1500, "example.com/gpu": 2},
+                3,
+            ),
+            model.PodSetAssignment("side", {"cpu": "default"}, {"cpu": 2000}, 1),
+        ),
+    )
+    got = admission_to_dict(admission)
+    assert got == {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {
+                "name": "main",
+                "flavors": {"cpu": "default", "example.com/gpu": "gpus", "memory": "default"},
+                "resourceUsage": {"cpu": "1500m", "example.com/gpu": "2", "memory": "3Gi"},
+                "count": 3,
+            },
+            {
+                "name": "side",
+                "flavors": {"cpu": "default"},
+                "resourceUsage": {"cpu": "2"},
+                "count": 1,
+            },
+        ],
+    }
+    # Keys in Go's marshalling order (sorted), so a written status compares equal byte for byte.
+    assert list(got["podSetAssignments"][0]["resourceUsage"]) == [
+        "cpu",
+        "example.com/gpu",
+        "memory",
+    ]
+    assert parse_admission(got) == admission
