@@ -164,7 +164,10 @@ def test_quick_start(cluster: RunningCluster, kueue_dir: Path) -> None:
         assert time.monotonic() < deadline + 400, cluster.all_logs()
         time.sleep(0.3)
     for wl in found:
-        assert condition(wl, "Finished") == ("True", "Succeeded", "Job finished successfully")
+        # Upstream copies the Job's own Complete condition message (``Job.Finished``).
+        job = kubectl.json("get", "job", owner(wl))
+        complete = next(c for c in job["status"]["conditions"] if c["type"] == "Complete")
+        assert condition(wl, "Finished") == ("True", "Succeeded", complete["message"])
 
     # kubectl get: upstream's printer columns and the counts once everything finished.
     rows = table(kubectl, "workloads")

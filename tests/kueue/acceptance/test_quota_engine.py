@@ -5,41 +5,55 @@ jobs stop) and the preemptor reserved."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
+from numaplane.kueue import workload as workload_rules
+from numaplane.testing.kueue import FakeKueueApi
 from tests.kueue.acceptance import decisions
 from tests.kueue.acceptance.cases import CASES, QuotaCase
 from tests.kueue.acceptance.objects import EPOCH, flavor
-from tests.kueue.acceptance.world import EngineWorld
 
 
-def _world(case: QuotaCase) -> EngineWorld:
-    world = EngineWorld(EPOCH + len(case.workloads) + 10)
+def _world(case: QuotaCase) -> FakeKueueApi:
+    """The example's objects created (workloads a second apart, the running ones with their
+    reservation), and what observing them asks of the controllers done."""
+    world = FakeKueueApi(start=EPOCH + len(case.workloads) + 10)
     for name in case.flavors:
-        world.put(flavor(name))
+        world.create(flavor(name))
     for cq in case.cluster_queues:
-        world.put(cq)
+        world.create(cq)
     for lq in case.local_queues:
-        world.put(lq)
+        world.create(lq)
     for index, spec in enumerate(case.workloads):
-        world.put(spec.to_dict(EPOCH + index))
-    # What observing the objects asks of the controllers (queue statuses) before the cycle.
-    world.controllers()
+        world.create(spec.to_dict(EPOCH + index))
+    world.reconcile()
     return world
+
+
+def _release(world: FakeKueueApi, keys: Iterable[str]) -> None:
+    """What the job integration does once an evicted workload's job is inactive: its quota is
+    released (``QuotaReserved=False``, no admission, ``Requeued``)."""
+    for key in keys:
+        raw = world.get("Workload", key)
+        assert raw is not None
+        world.update({**raw, "status": workload_rules.release_quota(raw, world.now)}, status=True)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_first_cycle_decides_as_the_example_states(case: QuotaCase) -> None:
     world = _world(case)
     world.cycle()
-    world.controllers()
-    got = decisions.observed(case, world.workloads())
+    world.reconcile()
+    got = decisions.observed(case, world.list("Workload"))
     assert got == decisions.expected(case, {})
     # Every preempted workload is evicted with reason Preempted and the same message.
     want_evicted = {k: ("Preempted", m) for k, (_, m) in got["preempted"].items()}
-    assert decisions.evicted(world.workloads()) == want_evicted
+    assert decisions.evicted(world.list("Workload")) == want_evicted
     for key in case.reserved:
-        obj = world.workload(key)
+        obj = world.get("Workload", key)
+        assert obj is not None
         cq = obj["status"]["admission"]["clusterQueue"]
         assert decisions.condition(obj, "QuotaReserved") == (
             "True",
@@ -62,19 +76,19 @@ def test_the_preemptor_is_reserved_only_once_the_victims_quota_is_released(
 ) -> None:
     world = _world(case)
     world.cycle()
-    world.controllers()
+    world.reconcile()
     # More cycles while the victims still hold their quota: nothing new is reserved and no
     # workload other than the stated victims is evicted.
     for _ in range(3):
-        world.now += 1
+        world.advance(1)
         world.settle()
-    assert decisions.reserved_after_release(case, world.workloads()) == {}
-    assert set(decisions.evicted(world.workloads())) == set(case.preempted)
-    world.now += 1
-    world.release(case.preempted)
+    assert decisions.reserved_after_release(case, world.list("Workload")) == {}
+    assert set(decisions.evicted(world.list("Workload"))) == set(case.preempted)
+    world.advance(1)
+    _release(world, case.preempted)
     world.settle()
-    got = decisions.reserved_after_release(case, world.workloads())
+    got = decisions.reserved_after_release(case, world.list("Workload"))
     assert got == {k: decisions.normalized(v) for k, v in case.after_release.items()}
     # The workloads that were not preempted keep their reservation throughout.
     running = {w.key for w in case.workloads if w.holds is not None}
-    assert decisions.held_by_running(case, world.workloads()) == running - set(case.preempted)
+    assert decisions.held_by_running(case, world.list("Workload")) == running - set(case.preempted)
