@@ -12,6 +12,7 @@ from numaplane.kueue.api.model import (
     Admission,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     PodSet,
     PodSetAssignment,
@@ -33,7 +34,9 @@ def cpu(cores: float) -> int:
     return round(cores * 1000)
 
 
-def quota(resource: str, nominal: int, borrowing: int | None = None, lending: int | None = None) -> ResourceQuota:
+def quota(
+    resource: str, nominal: int, borrowing: int | None = None, lending: int | None = None
+) -> ResourceQuota:
     """One resource's quota."""
     return ResourceQuota(resource, nominal, borrowing, lending)
 
@@ -81,7 +84,12 @@ def admitted(
     flavors = {resource: fl for fl, resource in usage}
     totals = {resource: amount for (_, resource), amount in usage.items()}
     conditions: dict[str, tuple[str, str, str, float]] = {
-        "QuotaReserved": ("True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", reserved_at)
+        "QuotaReserved": (
+            "True",
+            "QuotaReserved",
+            f"Quota reserved in ClusterQueue {cq}",
+            reserved_at,
+        )
     }
     if evicted:
         conditions["Evicted"] = ("True", "Preempted", "", reserved_at)
@@ -127,13 +135,23 @@ def pending(
     )
 
 
+def cohort(name: str, parent: str = "", *groups: ResourceGroup) -> Cohort:
+    """A Cohort object (with quota of its own when ``groups`` are given)."""
+    return Cohort(name=name, parent=parent, resource_groups=groups)
+
+
 def snapshot_of(
-    flavors: Iterable[str], queues: Iterable[ClusterQueue], workloads: Iterable[Workload] = ()
+    flavors: Iterable[str],
+    queues: Iterable[ClusterQueue],
+    workloads: Iterable[Workload] = (),
+    cohorts: Iterable[Cohort] = (),
 ) -> Snapshot:
     """The snapshot a cache holding these objects takes."""
     cache = KueueCache()
     for name in flavors:
         cache.upsert_flavor(ResourceFlavor(name))
+    for co in cohorts:
+        cache.upsert_cohort(co)
     for cq in queues:
         cache.upsert_cluster_queue(cq)
     for wl in workloads:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from numaplane.kueue.api.model import Workload
+from numaplane.kueue.api.model import ClusterQueue, Cohort, Workload
 from numaplane.kueue.cache import Snapshot
 from numaplane.kueue.resources import FlavorResource
 from numaplane.kueue.scheduler.preemption import Preemptor
@@ -16,6 +16,7 @@ from tests.kueue.scheduler.sched_builders import (
     NOW,
     admitted,
     cluster_queue,
+    cohort,
     cpu,
     flavor,
     group,
@@ -101,6 +102,9 @@ class Case:
     want: dict[str, str]
     #: target name → exact message, where the case pins it.
     want_messages: dict[str, str] = field(default_factory=dict)
+    #: Replaces the default queues (hierarchical cases).
+    queues: tuple[ClusterQueue, ...] = ()
+    cohorts: tuple[Cohort, ...] = ()
 
 
 def msg(reason_words: str, preemptor: str, preemptee: str) -> str:
@@ -358,7 +362,10 @@ CASES = [
         {CPU: cpu(2)},
         CPU_PREEMPT,
         "b_standard",
-        {"a_best_effort_lower": "InCohortReclaimWhileBorrowing", "b_standard_mid": "InClusterQueue"},
+        {
+            "a_best_effort_lower": "InCohortReclaimWhileBorrowing",
+            "b_standard_mid": "InClusterQueue",
+        },
     ),
     Case(
         "LowerOrNewerEqualPriority preempts an equal priority workload queued later",
@@ -376,13 +383,82 @@ CASES = [
 ]
 
 
-def _snapshot(workloads: tuple[Workload, ...]) -> Snapshot:
-    return snapshot_of(["default", "alpha", "beta"], QUEUES, workloads)
+def _tree_queue(name: str, parent: str, nominal: int = 0) -> ClusterQueue:
+    policy = preemption(within="LowerPriority", reclaim="Any")
+    return cluster_queue(
+        name, group(flavor("default", quota("cpu", nominal))), cohort=parent, preemption=policy
+    )
+
+
+#            R
+#      /      |         \
+#   C(2) q_borrowing(0)  q_nominal(2)
+#  /
+# q
+TREE_COHORTS = (cohort("r"), cohort("c", "r", group(flavor("default", quota("cpu", cpu(2))))))
+TREE_QUEUES = (
+    _tree_queue("q", "c"),
+    _tree_queue("q_borrowing", "r"),
+    _tree_queue("q_nominal", "r", cpu(2)),
+)
+#: The same tree without q_nominal.
+TREE_QUEUES_2 = TREE_QUEUES[:2]
+TREE_MSG = msg("reclamation within the cohort", "/r/c/q", "/r/q_borrowing")
+
+CASES += [
+    Case(
+        "hierarchical: preempt with hierarchical advantage",
+        (admitted("admitted2", "q_borrowing", {CPU: cpu(2)}),),
+        0,
+        {CPU: cpu(2)},
+        CPU_PREEMPT,
+        "q",
+        {"admitted2": "InCohortReclamation"},
+        {"admitted2": TREE_MSG},
+        TREE_QUEUES_2,
+        TREE_COHORTS,
+    ),
+    Case(
+        "hierarchical: avoid queues within nominal quota",
+        (
+            admitted("admitted1", "q_nominal", {CPU: cpu(2)}, priority=-10),
+            admitted("admitted2", "q_borrowing", {CPU: cpu(2)}),
+        ),
+        0,
+        {CPU: cpu(2)},
+        CPU_PREEMPT,
+        "q",
+        {"admitted2": "InCohortReclamation"},
+        {"admitted2": TREE_MSG},
+        TREE_QUEUES,
+        TREE_COHORTS,
+    ),
+    Case(
+        "hierarchical: preempt multiple with hierarchical advantage, whatever their priority",
+        (
+            admitted("admitted1", "q_borrowing", {CPU: cpu(1)}, priority=1),
+            admitted("admitted2", "q_borrowing", {CPU: cpu(1)}, priority=2),
+        ),
+        0,
+        {CPU: cpu(2)},
+        CPU_PREEMPT,
+        "q",
+        {"admitted1": "InCohortReclamation", "admitted2": "InCohortReclamation"},
+        {},
+        TREE_QUEUES_2,
+        TREE_COHORTS,
+    ),
+]
+
+
+def _snapshot(case: Case) -> Snapshot:
+    queues = case.queues or QUEUES
+    return snapshot_of(["default", "alpha", "beta"], queues, case.admitted, case.cohorts)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_preemption_targets(case: Case) -> None:
-    snap = _snapshot(case.admitted)
+    snap = _snapshot(case)
     before = {name: dict(cq.node.usage) for name, cq in snap.cluster_queues.items()}
     preemptor = Preemptor(NOW)
     wl = incoming(case.priority, {r: v for (_, r), v in case.requests.items()})

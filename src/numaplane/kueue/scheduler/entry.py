@@ -94,7 +94,10 @@ class PodSetReducer(Generic[R]):
     def counts_at(self, index: int) -> list[int]:
         """The counts of search step ``index`` (0: full counts, total delta: all at minimum)."""
         total = sum(self.deltas)
-        return [full - delta * index // total for full, delta in zip(self.full_counts, self.deltas)]
+        return [
+            full - delta * index // total
+            for full, delta in zip(self.full_counts, self.deltas, strict=True)
+        ]
 
     def search(self) -> R | None:
         """The result for the largest counts that fit, or None."""

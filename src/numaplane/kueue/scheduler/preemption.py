@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from numaplane.kueue.api.model import ANY, NEVER, Workload
+from numaplane.kueue.api.model import ANY, Workload
 from numaplane.kueue.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from numaplane.kueue.resources import FlavorResource
 from numaplane.kueue.scheduler.flavorassigner import (
@@ -109,9 +109,7 @@ class Preemptor:
         # borrowWithinCohort allows; without borrowWithinCohort a queue already at its nominal
         # quota can only preempt its own. Trying "no borrowing" first when borrowWithinCohort is
         # off keeps the choice upstream made before hierarchical cohorts.
-        if candidates.no_candidate_from_other_queues or (
-            forbidden and not _under_nominal(ctx)
-        ):
+        if candidates.no_candidate_from_other_queues or (forbidden and not _under_nominal(ctx)):
             attempts = [True]
         elif forbidden and candidates.no_candidate_for_hierarchical_reclaim:
             attempts = [False, True]
@@ -196,4 +194,3 @@ class PreemptionOracle:
         if any(cluster_queue_of(w) == cq.name for w, _ in found):
             return PreemptionPossibility.PREEMPT, height
         return PreemptionPossibility.RECLAIM, height
-

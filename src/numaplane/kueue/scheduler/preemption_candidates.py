@@ -23,6 +23,7 @@ from numaplane.kueue.scheduler.preemption_policy import (
     satisfies_preemption_policy,
 )
 
+
 class Variant(Enum):
     """How a candidate may be preempted (upstream ``preemptionVariant``)."""
 
@@ -212,4 +213,3 @@ class CandidateIterator:
             if node.is_within_nominal(frs):
                 return False
         return True
-

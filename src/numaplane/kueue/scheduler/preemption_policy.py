@@ -79,7 +79,9 @@ def candidate_order_key(
     )
 
 
-def preemption_message(preemptor: Workload, reason: str, preemptor_path: str, target_path: str) -> str:
+def preemption_message(
+    preemptor: Workload, reason: str, preemptor_path: str, target_path: str
+) -> str:
     """The ``Evicted``/``Preempted`` message of a preempted Workload (upstream
     ``preemptionMessage``): unknown UIDs and paths read ``UNKNOWN``."""
     return (

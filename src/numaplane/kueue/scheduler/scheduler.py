@@ -23,8 +23,8 @@ from numaplane.kueue.scheduler.flavorassigner import (
     assign_flavors,
 )
 from numaplane.kueue.scheduler.preemption import (
-    PreemptionOracle,
     PreemptionOptions,
+    PreemptionOracle,
     Preemptor,
     Target,
     can_always_reclaim,
@@ -45,6 +45,10 @@ MSG_FAILED_CHECKS: Final = "The workload has failed admission checks"
 MSG_NAMESPACE_MISMATCH: Final = "Workload namespace doesn't match ClusterQueue selector"
 MSG_NO_LONGER_FITS: Final = "Workload no longer fits after processing another workload"
 MSG_OVERLAPPING: Final = "Workload has overlapping preemption targets with another workload"
+MSG_WAITING_FOR_PODS_READY: Final = (
+    "waiting for all admitted workloads to be in PodsReady condition"
+)
+REASON_WAITING_FOR_PODS_READY: Final = "WaitingForPodsReady"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,9 @@ class SchedulerOptions:
     partial_admission: bool = True
     #: Fair sharing (not modelled: classical preemption and ordering are used).
     fair_sharing: bool = False
+    #: ``waitForPodsReady.blockAdmission`` (with waitForPodsReady enabled): a reservation waits
+    #: until every reserving workload has ``PodsReady=True``.
+    block_admission: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +123,15 @@ def schedule(
     local_queues: Mapping[str, str] | None = None,
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
     last_tried: Mapping[str, LastTried] | None = None,
+    all_pods_ready: bool = True,
 ) -> CycleResult:
     """Run one cycle over ``heads``. ``local_queues`` maps ``namespace/name`` of a LocalQueue to
     its ClusterQueue (how a head finds its queue); ``namespace_labels`` gives the labels of each
     namespace for the ClusterQueue's ``namespaceSelector`` (None: every namespace has no labels;
     a namespace missing from the mapping cannot be read, as upstream when the lookup fails).
     ``last_tried`` (by workload key) is what an earlier cycle's :class:`Pending` returned, so
-    flavor searches resume where they stopped.
+    flavor searches resume where they stopped. ``all_pods_ready``: every workload reserving
+    quota has ``PodsReady=True`` (only read with ``block_admission``).
     ``snapshot`` gets the usage of what this cycle reserves (and what it holds back for
     preemptors), nothing else."""
     preemptor = Preemptor(now, PreemptionOptions(fair_sharing=options.fair_sharing))
@@ -131,8 +140,9 @@ def schedule(
     )
     result = CycleResult()
     preempted: dict[str, Workload] = {}
+    gate = _PodsReadyGate(options.block_admission, all_pods_ready)
     for e in en.order_entries(entries, options.priority_sorting_within_cohort):
-        _process(e, snapshot, preempted, result)
+        _process(e, snapshot, preempted, result, gate)
     for e in entries:
         if e.status != en.ASSUMED:
             result.pending.append(_pending(e, snapshot))
@@ -172,7 +182,9 @@ def _nominate(
         elif cq is None:
             e.message, e.quota_reason = f"ClusterQueue {cq_name} not found", REASON_MISCONFIGURED
         elif namespace_labels is not None and wl.namespace not in namespace_labels:
-            e.message = f'Could not obtain workload namespace: namespaces "{wl.namespace}" not found'
+            e.message = (
+                f'Could not obtain workload namespace: namespaces "{wl.namespace}" not found'
+            )
             e.quota_reason = REASON_MISCONFIGURED
         elif not label_selector_from_dict(cq.spec.namespace_selector).matches(
             (namespace_labels or {}).get(wl.namespace, {})
@@ -212,9 +224,7 @@ def _assignments(
     if options.partial_admission and en.can_be_partially_admitted(wl):
 
         def fits(counts: list[int]) -> tuple[tuple[Assignment, list[Target]] | None, bool]:
-            reduced = assign_flavors(
-                wl, cq, snapshot, oracle, counts=counts, last_tried=last_tried
-            )
+            reduced = assign_flavors(wl, cq, snapshot, oracle, counts=counts, last_tried=last_tried)
             if reduced.mode is FlavorAssignmentMode.FIT:
                 return (reduced, []), True
             if reduced.mode is FlavorAssignmentMode.PREEMPT:
@@ -229,8 +239,26 @@ def _assignments(
     return full, []
 
 
+@dataclass(slots=True)
+class _PodsReadyGate:
+    """``waitForPodsReady.blockAdmission``: upstream blocks the cycle until every reserving
+    workload is PodsReady and then admits; a pure cycle cannot block, so the entry keeps its
+    place in the snapshot, waits with upstream's message and is retried at once. A reservation
+    made in this cycle is not PodsReady yet, so it blocks the entries after it."""
+
+    enabled: bool
+    ready: bool
+
+    def blocks(self) -> bool:
+        return self.enabled and not self.ready
+
+
 def _process(
-    e: Entry, snapshot: Snapshot, preempted: dict[str, Workload], result: CycleResult
+    e: Entry,
+    snapshot: Snapshot,
+    preempted: dict[str, Workload],
+    result: CycleResult,
+    gate: _PodsReadyGate,
 ) -> None:
     """One entry of the ordered cycle (upstream ``processEntry``)."""
     assert e.assignment is not None
@@ -250,7 +278,9 @@ def _process(
         _skip(e, MSG_OVERLAPPING)
         return
     usage = _net_usage(e, e.assignment.usage)
-    restore = snapshot.simulate_workload_removal([*preempted.values(), *(t.workload for t in e.targets)])
+    restore = snapshot.simulate_workload_removal(
+        [*preempted.values(), *(t.workload for t in e.targets)]
+    )
     fits = cq.fits(usage)
     restore()
     if not fits:
@@ -269,6 +299,11 @@ def _process(
         e.quota_reason = REASON_WAITING_FOR_PREEMPTED_WORKLOADS
         e.requeue_reason = en.REQUEUE_PENDING_PREEMPTION
         return
+    if gate.blocks():
+        e.status = en.SKIPPED
+        e.message, e.quota_reason = MSG_WAITING_FOR_PODS_READY, REASON_WAITING_FOR_PODS_READY
+        return
+    gate.ready = False
     e.status = en.ASSUMED
     admission = e.assignment.to_admission(e.cluster_queue)
     result.reserved.append(
