@@ -100,4 +100,4 @@ def test_the_example_through_the_api(
         found = world.wait_for(lambda items: decisions.reserved_after_release(case, items) == want)
         assert decisions.reserved_after_release(case, found) == want, log.read_text()[-4000:]
         running = {w.key for w in case.workloads if w.holds is not None}
-        assert decisions.held_by_running(case, found) == running - set(case.preempted)
+        assert running - set(case.preempted) <= decisions.held_by_running(case, found)

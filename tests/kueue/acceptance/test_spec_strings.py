@@ -9,6 +9,7 @@ from typing import Any
 from numaplane.kueue import workload as workload_rules
 from numaplane.testing.kueue import FakeKueueApi, cluster_queue, local_queue, workload
 from tests.kueue.acceptance.decisions import condition
+from tests.kueue.acceptance.drive import release, rounds
 from tests.kueue.acceptance.objects import flavor
 
 Obj = dict[str, Any]
@@ -74,12 +75,6 @@ def set_check(api: FakeKueueApi, name: str, check: str, state: str, message: str
             }
         rows.append(row)
     api.update({**raw, "status": {**status, "admissionChecks": rows}}, status=True)
-
-
-def release(api: FakeKueueApi, name: str) -> None:
-    """The job integration once the evicted workload's job stopped."""
-    raw = wl(api, name)
-    api.update({**raw, "status": workload_rules.release_quota(raw, api.now)}, status=True)
 
 
 def test_admission_in_one_phase() -> None:
@@ -149,7 +144,7 @@ def test_preemption_requeue_and_readmission() -> None:
     api.settle()
     api.advance(1)
     made = api.create(workload(NS, "high", "lq", {"cpu": "2"}, priority=10))
-    api.settle()
+    rounds(api, 1)
     uid = made["metadata"]["uid"]
     message = (
         f"Preempted to accommodate a workload (UID: {uid}, JobUID: UNKNOWN) due to "
@@ -169,15 +164,23 @@ def test_preemption_requeue_and_readmission() -> None:
     ]
     assert ("Normal", "Preempted", message) in events
     # Once the victim's job stopped: no reservation, requeued at once (reason Preempted).
-    api.advance(1)
-    release(api, "low")
-    api.settle()
+    release(api, [f"{NS}/low"])
     low = wl(api, "low")
     reserved = condition(low, "QuotaReserved")
     assert reserved is not None
     assert reserved[0] == "False"
     assert reserved[1] in ("PendingEvaluation", "Pending")
+    assert reserved[2] == message
     assert condition(low, "Requeued") == ("True", "Preempted", message)
+    assert not low["status"].get("admission")
+    rounds(api, 2)
+    # The victim queues again and waits: the preemptor holds the quota now.
+    assert condition(wl(api, "low"), "QuotaReserved") == (
+        "False",
+        "WaitingForQuota",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        "default, 2 more needed",
+    )
     assert condition(wl(api, "high"), "QuotaReserved") == (
         "True",
         "QuotaReserved",
