@@ -14,10 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from numaplane.kueue.crds import kueue_crds
-
 from numaplane.kube import ApiError, KubeClient, load_kubeconfig
 from numaplane.kueue.constants import API_VERSION
+from numaplane.kueue.crds import kueue_crds
 from numaplane.testing.apiserver import ENTRY
 
 Obj = dict[str, Any]
@@ -129,14 +128,17 @@ class ApiWorld:
         return self.call(body)
 
     def wait_for(
-        self, done: Callable[[list[Obj]], bool], timeout_s: float = SETTLE_TIMEOUT_S
+        self,
+        done: Callable[[list[Obj]], bool],
+        process: subprocess.Popen[bytes],
+        timeout_s: float = SETTLE_TIMEOUT_S,
     ) -> list[Obj]:
-        """The Workloads once ``done`` holds for them (or as they are at the deadline, for
-        the test's assertion to show)."""
+        """The Workloads once ``done`` holds for them (or as they are when ``process``, the
+        Kueue deciding, exited or the deadline passed, for the test's assertion to show)."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = self.workloads()
-            if done(found) or time.monotonic() > deadline:
+            if done(found) or process.poll() is not None or time.monotonic() > deadline:
                 return found
             time.sleep(0.2)
 

@@ -83,8 +83,8 @@ def test_the_example_through_the_api(
     world = ApiWorld(server.cluster_kubeconfig(cluster_name(case)))
     uids = _populate(world, case)
     log = tmp_path / "kueue.log"
-    with kueue_process(world.kubeconfig, log):
-        found = world.wait_for(_first_cycle_done(case))
+    with kueue_process(world.kubeconfig, log) as kueue:
+        found = world.wait_for(_first_cycle_done(case), kueue)
         got = decisions.observed(case, found)
         assert got == decisions.expected(case, uids), log.read_text()[-4000:]
         want_evicted = {k: ("Preempted", m) for k, (_, m) in got["preempted"].items()}
@@ -97,7 +97,9 @@ def test_the_example_through_the_api(
             raw = by_key[key]
             world.write_status(raw, workload_rules.release_quota(raw, time.time()))
         want = {k: decisions.normalized(v) for k, v in case.after_release.items()}
-        found = world.wait_for(lambda items: decisions.reserved_after_release(case, items) == want)
+        found = world.wait_for(
+            lambda items: decisions.reserved_after_release(case, items) == want, kueue
+        )
         assert decisions.reserved_after_release(case, found) == want, log.read_text()[-4000:]
         running = {w.key for w in case.workloads if w.holds is not None}
         assert running - set(case.preempted) <= decisions.held_by_running(case, found)
