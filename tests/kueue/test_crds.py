@@ -185,7 +185,7 @@ def test_names_versions_and_columns_match_upstream(kueue_dir: Path) -> None:
 
 def _spec_schema(crd: dict[str, Any], version: str) -> dict[str, Any]:
     entry = next(v for v in crd["spec"]["versions"] if v["name"] == version)
-    root = entry["schema"]["openAPIV3Schema"]
+    root: dict[str, Any] = entry["schema"]["openAPIV3Schema"]
     return (
         root
         if crd["spec"]["names"]["kind"] == "WorkloadPriorityClass"

@@ -12,6 +12,7 @@ import dataclasses
 from numaplane.apiserver import errors
 from numaplane.apiserver.crd import crd_status
 from numaplane.apiserver.kinds.admission import admit_pod
+from numaplane.apiserver.kinds.kueuejob import default_kueue_job
 from numaplane.apiserver.kinds.scheduling import admit_priority_class
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
@@ -31,6 +32,9 @@ PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
 class AdmissionSteps(ClusterCore):
     """What a write runs beside the strategy (see the module docstring)."""
 
+    #: Kueue's Job webhook in the create path (``--kueue-job-defaulting``).
+    kueue_job_defaulting: bool = False
+
     def _admit(self, info: ResourceInfo, namespace: str, obj: Object, old: Object | None) -> None:
         """The default admission plugins that change or refuse objects: ServiceAccount,
         Priority and DefaultTolerationSeconds on new pods, Priority on PriorityClasses."""
@@ -46,6 +50,8 @@ class AdmissionSteps(ClusterCore):
             )
         elif info.group_resource == PRIORITY_CLASSES:
             admit_priority_class(obj, self.store.list(PRIORITY_CLASSES)[0], old is None)
+        elif info.group_resource == "jobs.batch" and old is None and self.kueue_job_defaulting:
+            default_kueue_job(obj)
 
     async def _default_service_account(self, ctx: RequestContext, ns: Object) -> None:
         """The service-account controller's ``default`` account of a new namespace, created at

@@ -105,13 +105,16 @@ def check_cluster_name(name: str) -> str:
 @dataclass(frozen=True)
 class ServerConfig:
     """How to run a server: where its data lives, where it listens, which logical clusters it
-    serves besides the default one, and the static token file."""
+    serves besides the default one, the static token file, and whether Kueue's Job webhook
+    runs in the create path (``kueue_job_defaulting``: a new Job with a queue name is
+    suspended)."""
 
     data_dir: Path
     bind: str = "127.0.0.1"
     port: int = 6443
     clusters: tuple[str, ...] = ()
     token_auth_file: Path | None = None
+    kueue_job_defaulting: bool = False
 
 
 @dataclass
@@ -416,6 +419,7 @@ async def start_server(config: ServerConfig) -> ServerHandle:
     try:
         for name in names:
             clusters[name] = await open_cluster(name, data_dir, signer, pki.ca_cert_pem)
+            clusters[name][0].kueue_job_defaulting = config.kueue_job_defaulting
         authenticator = Authenticator.create(pki.ca_cert_pem, tokens=tokens, signer=signer)
         app = ApiServer(pki, clusters, authenticator)
         web_app = web.Application()

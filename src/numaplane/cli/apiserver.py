@@ -108,6 +108,13 @@ Examples:
     help='Static bearer tokens, kube-apiserver\'s CSV format: token,user,uid,"group1,group2".',
 )
 @click.option(
+    "--kueue-job-defaulting",
+    is_flag=True,
+    help="Run Kueue's Job webhook on creates: a batch/v1 Job with the "
+    "kueue.x-k8s.io/queue-name label is created suspended (spec.suspend: true) until Kueue "
+    "admits it.",
+)
+@click.option(
     "-v",
     "--verbose",
     is_flag=True,
@@ -120,6 +127,7 @@ def apiserver(
     count: int | None,
     names: tuple[str, ...],
     token_auth_file: Path | None,
+    kueue_job_defaulting: bool,
     verbose: bool,
 ) -> None:
     """Serve the Kubernetes API over HTTPS, stored in SQLite under --data-dir.
@@ -140,6 +148,7 @@ def apiserver(
         port=port,
         clusters=clusters,
         token_auth_file=token_auth_file,
+        kueue_job_defaulting=kueue_job_defaulting,
     )
     # A server lives long and decodes many small objects: the collector's defaults cost it
     # seconds per thousand writes (numaplane.cli.gctune).

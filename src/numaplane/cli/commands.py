@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("agent", "pods"),
     ("apiserver", "apiserver"),
     ("controllers", "controllers"),
+    ("kueue", "kueue"),
     ("up", "up"),
 )
 

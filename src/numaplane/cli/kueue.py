@@ -11,13 +11,12 @@ from pathlib import Path
 import click
 
 from numaplane.cli.gctune import freeze_startup_objects, tune_gc
-from numaplane.kube import KubeClient, load_kubeconfig
+from numaplane.kube import KubeClient, KubeConfig, load_kubeconfig
 from numaplane.kueue.config import KueueConfig, load_config
 from numaplane.kueue.runtime import LEASE_NAME, KueueRunOptions, default_identity, run_kueue
 
 
-async def _serve(kubeconfig: Path, options: KueueRunOptions) -> None:
-    config = load_kubeconfig(kubeconfig)
+async def _serve(config: KubeConfig, options: KueueRunOptions) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -80,22 +79,29 @@ def kueue(kubeconfig: Path, config_file: Path | None, no_leader_elect: bool, ver
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    # Inputs first: a bad file is one line and status 2, before anything starts.
+    kube = load_kubeconfig(kubeconfig)
     config = load_config(config_file) if config_file is not None else KueueConfig()
     identity = default_identity()
-    namespace = KueueRunOptions(config=config).namespace
+    where = KueueRunOptions(config=config)
+    lease = f"{where.namespace}/{where.lease_name}"
 
     def leader_changed(holder: str) -> None:
         who = holder or "none"
         mine = " (this process)" if holder == identity else ""
-        click.echo(f"numaplane kueue: lease {namespace}/{LEASE_NAME}: leader {who}{mine}", err=True)
+        click.echo(f"numaplane kueue: lease {lease}: leader {who}{mine}", err=True)
 
+    election = config.leader_election
     options = KueueRunOptions(
         config=config,
-        leader_elect=not no_leader_elect,
+        leader_elect=election.leader_elect and not no_leader_elect,
         identity=identity,
+        lease_duration=election.lease_duration,
+        renew_deadline=election.renew_deadline,
+        retry_period=election.retry_period,
         freeze_gc_after_sync=True,
         on_leader_change=leader_changed,
     )
     tune_gc()
     freeze_startup_objects()
-    asyncio.run(_serve(kubeconfig, options))
+    asyncio.run(_serve(kube, options))

@@ -1,6 +1,7 @@
 """``numaplane up``: a whole cluster in one command, as a supervisor of the commands users can
-also run alone: ``numaplane apiserver``, then (once it answers ``/readyz``) ``numaplane
-controllers``, a node agent for this host and the simulated nodes' agents.
+also run alone: ``numaplane apiserver``, then (once it answers ``/readyz`` and the
+NodeResourceTopology and Kueue CRDs are installed) ``numaplane controllers``, ``numaplane
+kueue``, a node agent for this host and the simulated nodes' agents.
 
 A child that dies is reported in one line and restarted with backoff (1 s doubling to 30 s);
 one that exits with status 2 (an input error: a bad flag or file, which a restart cannot mend)
@@ -33,6 +34,8 @@ from numaplane.cli.supervisor import Child, Component, Supervisor, last_line
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.kube import KubeClient
 from numaplane.kube.config import load_kubeconfig
+from numaplane.kueue.config import load_config
+from numaplane.kueue.runtime.install import install_kueue_crds
 
 #: How long the API server may take to answer ``/readyz`` on start.
 READY_TIMEOUT_S = 120.0
@@ -55,6 +58,9 @@ class UpOptions:
     machines: tuple[str, ...] = ()
     numa_filter: bool = True
     verbose: bool = False
+    #: Run Kueue (its CRDs installed on start, Job defaulting in the API server).
+    kueue: bool = True
+    kueue_config: Path | None = None
 
     @property
     def kubeconfig(self) -> Path:
@@ -84,6 +90,13 @@ def components(options: UpOptions) -> list[Component]:
     if options.verbose:
         controllers.append("-v")
     found = [Component("controllers", _numaplane(*controllers))]
+    if options.kueue:
+        kueue = ["kueue", "--kubeconfig", kubeconfig]
+        if options.kueue_config is not None:
+            kueue += ["--config", str(options.kueue_config)]
+        if options.verbose:
+            kueue.append("-v")
+        found.append(Component("kueue", _numaplane(*kueue)))
     if options.node == "host":
         name = options.node_name or socket.gethostname().lower()
         argv = (
@@ -130,6 +143,9 @@ def apiserver_component(options: UpOptions) -> Component:
     """The API server child."""
     argv = ["apiserver", "--data-dir", str(options.data_dir), "--port", str(options.port)]
     argv += ["--bind", options.bind]
+    if options.kueue:
+        # Kueue's Job webhook: a Job with a queue-name label is created suspended.
+        argv.append("--kueue-job-defaulting")
     if options.verbose:
         argv.append("-v")
     return Component("apiserver", _numaplane(*argv))
@@ -223,6 +239,9 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
                 f"numaplane up: cannot install the NodeResourceTopology CRD now ({err}); "
                 "the node agents install it when they join"
             )
+        if options.kueue:
+            # As Kueue's installation does: its CRDs before its controller starts.
+            asyncio.run(_install_crds(options.kubeconfig, kueue=True))
         say(f"numaplane up: serving {url} (data in {data_dir})")
         say(f"kubeconfig: {options.kubeconfig}")
         say(f"export KUBECONFIG={options.kubeconfig}")
@@ -250,9 +269,9 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
         os.close(lock)
 
 
-async def _install_crds(kubeconfig: Path) -> None:
+async def _install_crds(kubeconfig: Path, *, kueue: bool = False) -> None:
     async with KubeClient(load_kubeconfig(kubeconfig)) as client:
-        await ensure_nrt_crd(client)
+        await (install_kueue_crds(client) if kueue else ensure_nrt_crd(client))
 
 
 def _absolute(path: Path) -> Path:
@@ -326,6 +345,18 @@ Examples:
     help="Schedule without the NUMA filter (to compare: the kubelet then rejects).",
 )
 @click.option(
+    "--no-kueue",
+    is_flag=True,
+    help="Run without Kueue (no Kueue CRDs installed, no numaplane kueue, Jobs with a "
+    "queue-name label are not suspended).",
+)
+@click.option(
+    "--kueue-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Kueue's Configuration YAML for numaplane kueue (default: upstream's defaults).",
+)
+@click.option(
     "-v", "--verbose", is_flag=True, help="The API server and controllers log at INFO level."
 )
 def up(
@@ -338,12 +369,19 @@ def up(
     simulated_nodes: int,
     machines: tuple[str, ...],
     no_numa_filter: bool,
+    no_kueue: bool,
+    kueue_config: Path | None,
     verbose: bool,
 ) -> None:
-    """Start a whole cluster: API server, controllers (scheduler, Job controller), this host's
-    node agent and simulated nodes; print the kubeconfig. Ctrl-C stops it all."""
+    """Start a whole cluster: API server, controllers (scheduler, Job controller), Kueue, this
+    host's node agent and simulated nodes; print the kubeconfig. Ctrl-C stops it all."""
     if kubelet_config is not None and not kubelet_config.is_file():
         raise InputError("-c", f"{kubelet_config}: no such file")
+    if kueue_config is not None:
+        if no_kueue:
+            raise InputError("--kueue-config", "given with --no-kueue")
+        # Read now, so that a bad file stops up at once with its one-line error.
+        load_config(kueue_config)
     options = UpOptions(
         data_dir=_absolute(data_dir),
         port=port,
@@ -355,5 +393,7 @@ def up(
         machines=machines,
         numa_filter=not no_numa_filter,
         verbose=verbose,
+        kueue=not no_kueue,
+        kueue_config=_absolute(kueue_config) if kueue_config else None,
     )
     sys.exit(run_up(options))

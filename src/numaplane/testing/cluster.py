@@ -94,11 +94,13 @@ def start_cluster(
     kubelet_config: Path | None = None,
     extra_args: Sequence[str] = (),
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    kueue: bool = True,
 ) -> RunningCluster:
     """Start ``numaplane up --data-dir DATA_DIR --port 0 --node NODE`` (with
-    ``--simulated-nodes`` and one ``--machine`` per shape when given) and wait until its API
-    server is ready. The caller must :meth:`~RunningCluster.stop` it (or use
-    :func:`running_cluster`); Nodes register after this returns
+    ``--simulated-nodes`` and one ``--machine`` per shape when given; ``--no-kueue`` when
+    ``kueue`` is false) and wait until its API server is ready. The caller must
+    :meth:`~RunningCluster.stop` it (or use :func:`running_cluster`); Nodes register after
+    this returns
     (:meth:`~RunningCluster.wait_nodes_ready`)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "up.log"
@@ -117,6 +119,7 @@ def start_cluster(
         *(("--simulated-nodes", str(simulated_nodes)) if simulated_nodes else ()),
         *(arg for m in machines for arg in ("--machine", m)),
         *(("-c", str(kubelet_config)) if kubelet_config is not None else ()),
+        *(() if kueue else ("--no-kueue",)),
         *extra_args,
     ]
     server = launch(argv, data_dir, log_path, (), startup_timeout_s)
@@ -132,6 +135,7 @@ def running_cluster(
     node: str = "none",
     kubelet_config: Path | None = None,
     extra_args: Sequence[str] = (),
+    kueue: bool = True,
 ) -> Iterator[RunningCluster]:
     """A started cluster for the ``with`` block, stopped (SIGTERM) after it."""
     cluster = start_cluster(
@@ -141,6 +145,7 @@ def running_cluster(
         node=node,
         kubelet_config=kubelet_config,
         extra_args=extra_args,
+        kueue=kueue,
     )
     try:
         yield cluster

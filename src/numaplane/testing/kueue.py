@@ -12,28 +12,105 @@ the machine's speed.
 
 from __future__ import annotations
 
+import builtins
 import copy
+import datetime
+import importlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from numaplane.kueue.api.conditions import format_time
-from numaplane.kueue.engine import (
-    CREATE,
-    DELETE,
-    KINDS,
-    STATUS,
-    UPDATE,
-    Engine,
-    Event,
-    Outcome,
-    Touched,
-    Write,
-    object_key,
+from numaplane.testing.kueue_objects import (
+    cluster_queue,
+    local_queue,
+    namespace,
+    resource_flavor,
+    workload,
 )
 
 Obj = dict[str, Any]
+
+__all__ = [
+    "FakeKueueApi",
+    "cluster_queue",
+    "local_queue",
+    "namespace",
+    "resource_flavor",
+    "workload",
+]
+
+# The engine's write verbs (numaplane.kueue.engine; this layer may not import it).
+STATUS = "status"
+UPDATE = "update"
+CREATE = "create"
+DELETE = "delete"
+
+
+def format_time(now: float) -> str:
+    """``now`` as a metav1.Time."""
+    moment = datetime.datetime.fromtimestamp(int(now), tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """``namespace/name``, or ``name`` for a cluster-scoped object."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    name = str(meta.get("name") or "")
+    return f"{namespace}/{name}" if namespace else name
+
+
+class TouchedLike(Protocol):
+    """``numaplane.kueue.engine.Touched``."""
+
+    workloads: set[str]
+    jobs: set[str]
+    cluster_queues: set[str]
+    local_queues: set[str]
+
+
+class WriteLike(Protocol):
+    """``numaplane.kueue.engine.Write``."""
+
+    @property
+    def verb(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def obj(self) -> Obj: ...
+    @property
+    def assumed(self) -> str: ...
+    @property
+    def events(self) -> Sequence[Any]: ...
+    @property
+    def key(self) -> str: ...
+
+
+class OutcomeLike(Protocol):
+    """``numaplane.kueue.engine.Outcome``."""
+
+    @property
+    def writes(self) -> Sequence[WriteLike]: ...
+    @property
+    def events(self) -> Sequence[Any]: ...
+    @property
+    def requeue_after(self) -> float | None: ...
+
+
+class EngineLike(Protocol):
+    """What the fake drives: :class:`numaplane.kueue.engine.Engine`."""
+
+    def observe(self, kind: str, obj: Obj) -> TouchedLike: ...
+    def forget(self, kind: str, obj: Obj) -> TouchedLike: ...
+    def has_work(self) -> bool: ...
+    def cycle(self, now: float) -> OutcomeLike: ...
+    def write_failed(self, write: Any) -> TouchedLike: ...
+    def reconcile_workload(self, key: str, now: float) -> OutcomeLike: ...
+    def reconcile_job(self, key: str, now: float) -> OutcomeLike: ...
+    def cluster_queue_status(self, name: str, now: float) -> OutcomeLike: ...
+    def local_queue_status(self, key: str, now: float) -> OutcomeLike: ...
+
 
 #: 2023-11-14T22:13:20Z: a fixed start, so that times in conditions are reproducible.
 START = 1_700_000_000.0
@@ -43,6 +120,19 @@ class FakeConflictError(Exception):
     """A write on a stale resourceVersion (the API's 409)."""
 
 
+def _kueue_engine(config: Any) -> Callable[[Callable[[], float]], EngineLike]:
+    # Imported by name when used: numaplane.testing sits below numaplane.kueue in the layers
+    # (the node tests use it), so it only reaches the engine at run time, as the controller
+    # manager reaches its optional controllers.
+    module: Any = importlib.import_module("numaplane.kueue.engine")
+
+    def build(clock: Callable[[], float]) -> EngineLike:
+        engine: EngineLike = module.Engine(config, clock=clock)
+        return engine
+
+    return build
+
+
 @dataclass
 class _Dirty:
     workloads: set[str] = field(default_factory=set)
@@ -50,7 +140,7 @@ class _Dirty:
     cluster_queues: set[str] = field(default_factory=set)
     local_queues: set[str] = field(default_factory=set)
 
-    def add(self, touched: Touched) -> None:
+    def add(self, touched: TouchedLike) -> None:
         self.workloads |= touched.workloads
         self.jobs |= touched.jobs
         self.cluster_queues |= touched.cluster_queues
@@ -63,19 +153,28 @@ class _Dirty:
 class FakeKueueApi:
     """See the module doc."""
 
-    def __init__(self, config: Any = None, *, start: float = START) -> None:
+    def __init__(
+        self,
+        engine: Callable[[Callable[[], float]], EngineLike] | None = None,
+        *,
+        config: Any = None,
+        start: float = START,
+    ) -> None:
         self.now = start
-        self.engine = Engine(config, clock=lambda: self.now)
+        #: Built by ``engine`` with the fake's clock (default: numaplane's
+        #: ``Engine(config, clock=clock)``).
+        self.engine = (engine or _kueue_engine(config))(lambda: self.now)
         self.store: dict[tuple[str, str], Obj] = {}
-        self.events: list[Event] = []
+        #: Every event recorded (``numaplane.kueue.engine.Event``), in order.
+        self.events: builtins.list[Any] = []
         #: Every write applied, in order (refused ones not included).
-        self.applied: list[Write] = []
+        self.applied: builtins.list[WriteLike] = []
         self.conflicts = 0
         self.cycles = 0
         self._serial = itertools.count(1)
         self._dirty = _Dirty()
         #: Reconcile again at (fake) time → keys.
-        self._later: list[tuple[float, str, str]] = []
+        self._later: builtins.list[tuple[float, str, str]] = []
 
     # ----- the API ---------------------------------------------------------------------------
 
@@ -84,7 +183,7 @@ class FakeKueueApi:
         found = self.store.get((kind, key))
         return copy.deepcopy(found) if found is not None else None
 
-    def list(self, kind: str) -> list[Obj]:
+    def list(self, kind: str) -> builtins.list[Obj]:
         """Every stored object of ``kind`` (copies), by key."""
         return [copy.deepcopy(o) for (k, _), o in sorted(self.store.items()) if k == kind]
 
@@ -92,7 +191,6 @@ class FakeKueueApi:
         """Create ``obj`` (its ``kind`` says what it is); the stored object."""
         new = copy.deepcopy(dict(obj))
         kind = str(new["kind"])
-        new.setdefault("apiVersion", KINDS[kind].api_version)
         meta = new.setdefault("metadata", {})
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName', 'obj-')}{next(self._serial):05d}"
@@ -120,7 +218,6 @@ class FakeKueueApi:
         if given_rv and given_rv != current["metadata"]["resourceVersion"]:
             raise FakeConflictError(f"{kind} {key}: stale resourceVersion {given_rv}")
         new = copy.deepcopy(dict(obj))
-        new.setdefault("apiVersion", KINDS[kind].api_version)
         if status:
             body = copy.deepcopy(current)
             body["status"] = new.get("status") or {}
@@ -157,15 +254,27 @@ class FakeKueueApi:
         """Move the fake clock forward."""
         self.now += seconds
 
-    def apply(self, write: Write) -> bool:
-        """Make one engine write; whether it was made (a stale one is refused)."""
+    def apply(self, write: WriteLike, *, version: str | None = None) -> str | None:
+        """Make one engine write; the resourceVersion it left, or None when it was refused
+        (stale). ``version``: the resourceVersion to send instead of the write's own (an
+        earlier write of an ordered outcome changed the object)."""
+        obj = write.obj
+        if version is not None or getattr(write, "patch", None) is not None:
+            meta = dict(obj.get("metadata") or {})
+            if version is None:
+                # A merge patch carries no resourceVersion: it applies to what is stored.
+                meta.pop("resourceVersion", None)
+            else:
+                meta["resourceVersion"] = version
+            obj = {**obj, "metadata": meta}
+        stored: Obj | None = None
         try:
             if write.verb == STATUS:
-                self.update(write.obj, status=True)
+                stored = self.update(obj, status=True)
             elif write.verb == UPDATE:
-                self.update(write.obj)
+                stored = self.update(obj)
             elif write.verb == CREATE:
-                self.create(write.obj)
+                stored = self.create(obj)
             elif write.verb == DELETE:
                 self.delete(write.kind, write.key)
             else:
@@ -176,10 +285,10 @@ class FakeKueueApi:
                 self._dirty.add(self.engine.write_failed(write))
             # The informer has the fresh object already; its reconciler looks again.
             self._touch_key(write.kind, write.key)
-            return False
+            return None
         self.applied.append(write)
         self.events.extend(write.events)
-        return True
+        return str((stored or {}).get("metadata", {}).get("resourceVersion") or "")
 
     def _touch_key(self, kind: str, key: str) -> None:
         if kind == "Workload":
@@ -191,10 +300,22 @@ class FakeKueueApi:
         elif kind == "LocalQueue":
             self._dirty.local_queues.add(key)
 
-    def _run(self, outcome: Outcome, kind: str = "", key: str = "") -> None:
+    def _run(self, outcome: OutcomeLike, kind: str = "", key: str = "") -> None:
         self.events.extend(outcome.events)
-        for write in outcome.writes:
-            self.apply(write)
+        if getattr(outcome, "ordered", False):
+            versions: dict[tuple[str, str], str] = {}
+            for write in outcome.writes:
+                rv = self.apply(write, version=versions.get((write.kind, write.key)))
+                if rv is None:
+                    break
+                if rv:
+                    versions[(write.kind, write.key)] = rv
+        else:
+            for write in outcome.writes:
+                self.apply(write)
+        if getattr(outcome, "error", "") and kind:
+            # The runtime retries an error with backoff; here, at the next reconcile.
+            self._later.append((self.now, kind, key))
         if outcome.requeue_after is not None and kind:
             self._later.append((self.now + outcome.requeue_after, kind, key))
 
@@ -220,7 +341,7 @@ class FakeKueueApi:
             count += len(dirty.cluster_queues) + len(dirty.local_queues)
         return count
 
-    def cycle(self) -> Outcome:
+    def cycle(self) -> OutcomeLike:
         """One scheduling cycle, its writes applied; the outcome."""
         outcome = self.engine.cycle(self.now)
         self.cycles += 1
@@ -228,12 +349,17 @@ class FakeKueueApi:
         return outcome
 
     def settle(self, *, max_rounds: int = 10_000) -> int:
-        """Reconcile and schedule until nothing is left to do now; the cycles run."""
+        """Reconcile and schedule until nothing is left to do now: no head to try, or a cycle
+        that changed nothing (heads waiting for preemptions to complete only spin, as
+        upstream's loop does between its backoffs). Returns the cycles run."""
         for cycles in range(max_rounds):
             self.reconcile()
             if not self.engine.has_work():
                 return cycles
+            before = len(self.applied)
             self.cycle()
+            if len(self.applied) == before and not self._dirty:
+                return cycles + 1
         raise RuntimeError(f"not settled after {max_rounds} rounds")
 
     # ----- reading results -----------------------------------------------------------------
@@ -253,7 +379,7 @@ class FakeKueueApi:
                 return found
         return None
 
-    def admitted(self) -> list[str]:
+    def admitted(self) -> builtins.list[str]:
         """Keys of the Workloads with ``Admitted=True``, sorted."""
         return sorted(
             key
@@ -262,7 +388,7 @@ class FakeKueueApi:
             and (self.condition(obj, "Admitted") or {}).get("status") == "True"
         )
 
-    def reserved(self) -> list[str]:
+    def reserved(self) -> builtins.list[str]:
         """Keys of the Workloads with ``QuotaReserved=True``, sorted."""
         return sorted(
             key
@@ -271,109 +397,6 @@ class FakeKueueApi:
             and (self.condition(obj, "QuotaReserved") or {}).get("status") == "True"
         )
 
-    def event_reasons(self, name: str) -> list[str]:
+    def event_reasons(self, name: str) -> builtins.list[str]:
         """Reasons of the events recorded about objects named ``name``, in order."""
         return [e.reason for e in self.events if (e.obj.get("metadata") or {}).get("name") == name]
-
-
-# ----- object builders (the JSON a user would apply) --------------------------------------------
-
-API = "kueue.x-k8s.io/v1beta2"
-
-
-def namespace(name: str, labels: Mapping[str, str] | None = None) -> Obj:
-    """A core/v1 Namespace."""
-    meta: Obj = {"name": name}
-    if labels:
-        meta["labels"] = dict(labels)
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
-
-
-def resource_flavor(name: str, node_labels: Mapping[str, str] | None = None) -> Obj:
-    """A ResourceFlavor."""
-    spec: Obj = {"nodeLabels": dict(node_labels)} if node_labels else {}
-    return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
-
-
-def cluster_queue(
-    name: str,
-    quotas: Mapping[str, Mapping[str, Any]],
-    *,
-    cohort: str = "",
-    preemption: Mapping[str, Any] | None = None,
-    namespace_selector: Mapping[str, Any] | None = None,
-    **spec: Any,
-) -> Obj:
-    """A ClusterQueue with one resource group: ``quotas`` maps flavor → resource → nominal
-    quantity, or → ``{"nominalQuota": q, "borrowingLimit": b, "lendingLimit": l}``. Every
-    namespace is selected unless ``namespace_selector`` says otherwise."""
-    covered: list[str] = []
-    flavors = []
-    for flavor, resources in quotas.items():
-        rows = []
-        for resource, quota in resources.items():
-            if resource not in covered:
-                covered.append(resource)
-            row = dict(quota) if isinstance(quota, Mapping) else {"nominalQuota": quota}
-            rows.append({"name": resource, **row})
-        flavors.append({"name": flavor, "resources": rows})
-    body: Obj = {
-        "namespaceSelector": dict(namespace_selector) if namespace_selector is not None else {},
-        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
-        **spec,
-    }
-    if cohort:
-        body["cohortName"] = cohort
-    if preemption is not None:
-        body["preemption"] = dict(preemption)
-    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
-
-
-def local_queue(namespace: str, name: str, cluster_queue: str) -> Obj:
-    """A LocalQueue."""
-    return {
-        "apiVersion": API,
-        "kind": "LocalQueue",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": {"clusterQueue": cluster_queue},
-    }
-
-
-def workload(
-    namespace: str,
-    name: str,
-    queue: str,
-    requests: Mapping[str, Any],
-    *,
-    count: int = 1,
-    priority: int | None = None,
-    min_count: int | None = None,
-) -> Obj:
-    """A Workload with one podSet ``main`` of ``count`` pods, each requesting ``requests``."""
-    pod_set: Obj = {
-        "name": "main",
-        "count": count,
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "busybox",
-                        "resources": {"requests": {k: str(v) for k, v in requests.items()}},
-                    }
-                ],
-            }
-        },
-    }
-    if min_count is not None:
-        pod_set["minCount"] = min_count
-    spec: Obj = {"queueName": queue, "podSets": [pod_set]}
-    if priority is not None:
-        spec["priority"] = priority
-    return {
-        "apiVersion": API,
-        "kind": "Workload",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": spec,
-    }

@@ -13,6 +13,7 @@ import pytest
 from numaplane.kueue.api import model
 from numaplane.kueue.api.parse import (
     CREATION_TIMESTAMP,
+    PARSERS,
     admission_to_dict,
     parse_admission,
     parse_admission_check,
@@ -194,6 +195,21 @@ BAD = [
             {"name": "memory", "nominalQuota": 1}, {"name": "cpu", "nominalQuota": 1}]}]}]},
         "spec.resourceGroups[0].flavors[0].resources",
         "must list the coveredResources ['cpu', 'memory'] in order",
+    ),
+    BadCase(
+        "negative quota",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": "-1"}, {"name": "memory", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+        "must be greater than or equal to 0",
+    ),
+    BadCase(
+        "lending more than the nominal quota",
+        {"resourceGroups": [{**GROUPS[0], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": 1, "lendingLimit": 2},
+            {"name": "memory", "nominalQuota": 1}]}]}]},
+        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit",
+        "must be less than or equal to the nominalQuota",
     ),
     BadCase(
         "resource groups not a list",
@@ -570,3 +586,73 @@ def test_admission_to_dict_prints_quantities_as_upstream() -> None:
         "memory",
     ]
     assert parse_admission(got) == admission
+
+
+@dataclass(frozen=True)
+class ReclaimCase:
+    name: str
+    reclaimable: list[dict[str, Any]]
+    want_cpu: int
+
+
+RECLAIM = [
+    ReclaimCase("none reclaimable", [], 3000),
+    ReclaimCase("one of three pods done", [{"name": "main", "count": 1}], 2000),
+    ReclaimCase("more reported than the podSet has", [{"name": "main", "count": 5}], 0),
+    ReclaimCase("another podSet's pods", [{"name": "other", "count": 2}], 3000),
+]
+
+
+@pytest.mark.parametrize("case", RECLAIM, ids=[case.name for case in RECLAIM])
+def test_usage_gives_back_reclaimable_pods(case: ReclaimCase) -> None:
+    got = parse_workload(wl(status={"admission": ADMISSION, "reclaimablePods": case.reclaimable}))
+    assert got.usage()[("default", "cpu")] == case.want_cpu
+    # The admission itself is what the API holds, unchanged.
+    assert got.admission is not None
+    assert got.admission.usage()[("default", "cpu")] == 3000
+
+
+def test_usage_of_a_pending_workload_is_empty() -> None:
+    assert parse_workload(wl()).usage() == {}
+
+
+def test_excluded_resource_prefixes_are_dropped() -> None:
+    spec = {
+        "podSets": [
+            {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "c",
+                                "resources": {
+                                    "requests": {"cpu": "1", "networking.example.com/vpc": 1}
+                                },
+                            }
+                        ]
+                    }
+                }
+            }
+        ]
+    }
+    got = parse_workload(wl(spec), excluded_resource_prefixes=("networking.example.com/",))
+    assert got.pod_sets[0].requests == {"cpu": 1000}
+    assert parse_workload(wl(spec)).pod_sets[0].requests == {
+        "cpu": 1000,
+        "networking.example.com/vpc": 1,
+    }
+
+
+def test_parsers_cover_every_kind_but_workload() -> None:
+    assert sorted(PARSERS) == sorted(
+        [
+            "AdmissionCheck",
+            "ClusterQueue",
+            "Cohort",
+            "LocalQueue",
+            "ResourceFlavor",
+            "WorkloadPriorityClass",
+        ]
+    )
+    got = PARSERS["ClusterQueue"](cq({}))
+    assert got == model.ClusterQueue(name="cq")

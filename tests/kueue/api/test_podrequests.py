@@ -116,13 +116,18 @@ CASES = [
         {"cpu": 4000, "memory": 1 << 30, "example.com/gpu": 1},
     ),
     Case(
-        "pod-level limits stand in for pod-level requests, then overhead",
+        "a pod-level limit stands in for a pod-level request no container makes, then overhead",
         {
-            "containers": [c({"memory": "1Gi"})],
+            "containers": [c({"cpu": "1"})],
             "resources": {"limits": {"memory": "2Gi"}},
             "overhead": {"memory": "1Gi"},
         },
-        {"memory": 3 << 30},
+        {"cpu": 1000, "memory": 3 << 30},
+    ),
+    Case(
+        "a pod-level limit leaves the containers' requests alone",
+        {"containers": [c({"memory": "1Gi"})], "resources": {"limits": {"memory": "2Gi"}}},
+        {"memory": 1 << 30},
     ),
     Case(
         "a negative request is charged as zero",

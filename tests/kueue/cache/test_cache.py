@@ -115,13 +115,31 @@ def test_moving_a_queue_between_cohorts_moves_its_quota_and_usage() -> None:
 
 def test_quota_change_recomputes_the_tree() -> None:
     cache = cache_with("a", "b")
+    cache.upsert_cluster_queue(cq("lone", "", ("f", "cpu", 1, None, None)))
     cache.upsert_workload(admitted("w", "a", {FR: 15}))
-    generation = cache.snapshot().cluster_queues["b"].allocatable_generation
+    before = cache.snapshot().cluster_queues
     cache.upsert_cluster_queue(cq("b", "co", ("f", "cpu", 30, None, None)))
     snap = cache.snapshot()
     assert snap.cohorts["co"].subtree_quota(FR) == 40
     assert snap.cluster_queues["b"].available(FR) == 25
-    assert snap.cluster_queues["b"].allocatable_generation > generation
+    # Every queue of the changed tree may now fit more (upstream AllocatableResourceGeneration).
+    for name in ("a", "b"):
+        assert (
+            snap.cluster_queues[name].allocatable_generation > before[name].allocatable_generation
+        )
+    assert (
+        snap.cluster_queues["lone"].allocatable_generation == before["lone"].allocatable_generation
+    )
+    # A status-only update of a queue changes nothing.
+    cache.upsert_cluster_queue(cq("b", "co", ("f", "cpu", 30, None, None)))
+    assert cache.snapshot().cluster_queues["a"].allocatable_generation == (
+        snap.cluster_queues["a"].allocatable_generation
+    )
+    # A workload leaving a queue bumps it too.
+    cache.delete_workload("ns/w")
+    assert cache.snapshot().cluster_queues["a"].allocatable_generation > (
+        snap.cluster_queues["a"].allocatable_generation
+    )
 
 
 def test_cohort_object_quota_parent_and_deletion() -> None:
@@ -192,12 +210,15 @@ def test_assume_and_forget() -> None:
     cache.upsert_workload(pending)
     cache.assume_workload(admitted("w", "a", {FR: 4}))
     assert cache.is_assumed("ns/w")
-    # A late event of the version from before the reservation does not undo it.
-    cache.upsert_workload(pending)
     assert cache.snapshot().cluster_queues["a"].usage(FR) == 4
     assert cache.forget_workload("ns/w")
     assert cache.snapshot().cluster_queues["a"].usage(FR) == 0
     assert not cache.forget_workload("ns/w")
+    # An observed version replaces the assumption: without admission, nothing is counted.
+    cache.assume_workload(admitted("w", "a", {FR: 4}))
+    cache.upsert_workload(pending)
+    assert not cache.is_assumed("ns/w")
+    assert cache.snapshot().cluster_queues["a"].usage(FR) == 0
     # Once the reservation is observed, the workload is no longer only assumed.
     cache.assume_workload(admitted("w", "a", {FR: 4}))
     cache.upsert_workload(admitted("w", "a", {FR: 4}))
@@ -268,3 +289,5 @@ def test_cluster_queue_queries() -> None:
     assert [w.key for w in cache.cluster_queue_workloads("a")] == ["ns/w"]
     assert cache.cluster_queues_using_flavor("f") == ["a", "b"]
     assert cache.cluster_queues_using_flavor("g") == []
+    assert list(cache.flavors()) == ["f"]
+    assert dict(cache.admission_checks()) == {}

@@ -284,3 +284,37 @@ def test_live_cache_matches_the_definitions_after_any_events(seq: list[tuple[str
                 for k, w in world.workloads.items()
                 if w.admission is not None and w.admission.cluster_queue == name
             }
+
+
+@given(
+    members=st.lists(
+        st.tuples(st.integers(0, 20), st.one_of(st.none(), st.integers(0, 20)), st.integers(0, 30)),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_flat_cohort_matches_quota_md_simplification(
+    members: list[tuple[int, int | None, int]],
+) -> None:
+    """quota.md §2, flat single cohort without lending limits or cohort quota:
+    ``Available = min(C − Σ usage, nominal − usage + BL)``, ``Potential = min(C, nominal + BL)``
+    with ``C = Σ nominal``."""
+    queues = [
+        cq(f"q{i}", "flat", ("f", "cpu", n, bl, None)) for i, (n, bl, _) in enumerate(members)
+    ]
+    usage = [
+        admitted(f"w{i}", f"q{i}", {("f", "cpu"): used})
+        for i, (_, _, used) in enumerate(members)
+        if used
+    ]
+    snap = tree_cache(queues, [], usage).snapshot()
+    capacity = sum(n for n, _, _ in members)
+    used_total = sum(used for _, _, used in members)
+    fr = ("f", "cpu")
+    for i, (nominal, bl, used) in enumerate(members):
+        queue = snap.cluster_queues[f"q{i}"]
+        own = float("inf") if bl is None else nominal - used + bl
+        expected = min(capacity - used_total, own)
+        assert queue.available(fr) == max(0, expected)
+        potential = capacity if bl is None else min(capacity, nominal + bl)
+        assert queue.potential_available(fr) == potential

@@ -349,3 +349,32 @@ def test_paths() -> None:
     assert [q.name for q in snap.cohorts["root"].subtree_cluster_queues()] == ["a", "b", "c"]
     assert snap.cluster_queues["a"].parent is not None
     assert snap.cluster_queues["a"].parent.root() is snap.cohorts["root"]
+
+
+def test_quantities_fit_in_quota_and_within_nominal() -> None:
+    """What hierarchical preemption asks each node on the way up: does the request fit in the
+    node's quota, and what of it is left for the parent after the node's private quota."""
+    snap = snapshot_of(
+        Q_QUEUES, (admitted("a", "lend-a", {("default", "cpu"): 2 * CPU}, namespace="lend"),)
+    )
+    fr = ("default", "cpu")
+    lend_a = snap.cluster_queues["lend-a"]
+    # lend-a's 2 cpu use up its private 1 cpu (and 1 of the cohort's 4): all of a new request
+    # is left for the cohort.
+    assert lend_a.quantities_fit_in_quota({fr: 1 * CPU}) == (True, {fr: 1 * CPU})
+    assert lend_a.quantities_fit_in_quota({fr: 2 * CPU}) == (False, {fr: 2 * CPU})
+    empty = snapshot_of(Q_QUEUES).cluster_queues["lend-a"]
+    assert empty.quantities_fit_in_quota({fr: 2 * CPU}) == (True, {fr: 1 * CPU})
+    assert lend_a.is_within_nominal([fr])
+    assert snap.cohorts["lend"].is_within_nominal([fr])
+    assert snap.cohorts["lend"].usage(fr) == 1 * CPU
+    assert snap.cohorts["lend"].quantities_fit_in_quota({fr: 3 * CPU}) == (True, {fr: 3 * CPU})
+    assert snap.cohorts["lend"].quantities_fit_in_quota({fr: 4 * CPU}) == (False, {fr: 4 * CPU})
+
+
+def test_resource_group_for() -> None:
+    beta = snapshot_of(Q_QUEUES).cluster_queues["eng-beta"]
+    group = beta.resource_group_for("gpu")
+    assert group is not None
+    assert [f.name for f in group.flavors] == ["model-a"]
+    assert beta.resource_group_for("memory") is None

@@ -273,3 +273,32 @@ def test_local_queue_usage() -> None:
         "reservingWorkloads": 0,
         "admittedWorkloads": 0,
     }
+
+
+def test_topology_not_found_only_with_topology_aware_scheduling() -> None:
+    tas = replace(TWO_FLAVORS, admission_checks=())
+    off = KueueCache()
+    on = KueueCache(topology_aware=True)
+    for cache in (off, on):
+        cache.upsert_flavor(ResourceFlavor("f1", topology_name="dc"))
+        cache.upsert_flavor(ResourceFlavor("f2"))
+        cache.upsert_cluster_queue(tas)
+    assert off.cluster_queue_active("q")[0]
+    assert on.cluster_queue_active("q") == (
+        False,
+        "TopologyNotFound",
+        'Can\'t admit new workloads: there is no Topology "dc" for TAS flavor "f1".',
+    )
+    assert on.upsert_topology("dc") == {"q"}
+    assert on.cluster_queue_active("q")[0]
+    on.delete_topology("dc")
+    assert on.cluster_queue_active("q")[1] == "TopologyNotFound"
+
+
+def test_topology_is_not_checked_on_a_multikueue_manager_queue() -> None:
+    cache = KueueCache(topology_aware=True)
+    cache.upsert_flavor(ResourceFlavor("f1", topology_name="dc"))
+    cache.upsert_flavor(ResourceFlavor("f2"))
+    cache.upsert_admission_check(AdmissionCheck("mk", MK, active=True))
+    cache.upsert_cluster_queue(replace(TWO_FLAVORS, admission_checks=rules("mk")))
+    assert cache.cluster_queue_active("q") == (True, "Ready", "Can admit new workloads")

@@ -191,12 +191,14 @@ def test_sticky_ends_when_the_preemptor_is_reserved() -> None:
     m.upsert_workload(preemptor)
     m.heads()
     m.requeue(preemptor, immediate=False, reason=REQUEUE_PENDING_PREEMPTION)
+    assert names(m.heads()) == ["preemptor"]  # popped again, then reserved
     admission = Admission("cq", (PodSetAssignment("main", {"cpu": "f"}, {"cpu": 1000}, 1),))
     reserved = wl("preemptor", priority=5, t=1, conditions={"QuotaReserved": ("True", "", "", 0)})
     m.upsert_workload(replace(reserved, admission=admission))
     m.upsert_workload(wl("urgent", priority=100, t=2))
-    m.upsert_workload(wl("preemptor2", priority=5, t=0))
-    assert drain(m) == ["urgent", "preemptor2"]
+    # Evicted later and pending again: an ordinary workload, not the sticky head.
+    m.upsert_workload(preemptor)
+    assert drain(m) == ["urgent", "preemptor"]
 
 
 def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
@@ -208,8 +210,7 @@ def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
         m.upsert_cluster_queue(cq(name, cohort=cohort))
         m.upsert_local_queue(lq(f"lq-{name}", name))
     for name in "abcd":
-        w = wl(f"w-{name}", queue=f"lq-{name}")
-        m.upsert_workload(w)
+        m.upsert_workload(wl(f"w-{name}", queue=f"lq-{name}"))
     for head in m.heads():
         m.requeue(head, immediate=False, reason=REQUEUE_NO_FIT)
     assert all(m.pending_counts(n) == (0, 1) for n in "abcd")
@@ -217,6 +218,41 @@ def test_queue_inadmissible_moves_the_whole_cohort_tree() -> None:
     assert [m.pending_counts(n) for n in "abcd"] == [(1, 0), (1, 0), (0, 1), (0, 1)]
     assert m.queue_inadmissible(["d"]) == 1, "a queue without cohort moves alone"
     assert m.pending_counts("c") == (0, 1)
+
+
+def parked_everywhere(m: QueueManager) -> None:
+    for head in m.heads():
+        m.requeue(head, immediate=False, reason=REQUEUE_NO_FIT)
+
+
+def test_cohort_changes_requeue_their_tree_and_regroup_it() -> None:
+    clock = FakeClock(T0)
+    m = QueueManager(clock.now)
+    for name, cohort in (("a", "left"), ("b", "right")):
+        m.upsert_cluster_queue(cq(name, cohort=cohort))
+        m.upsert_local_queue(lq(f"lq-{name}", name))
+        m.upsert_workload(wl(f"w-{name}", queue=f"lq-{name}"))
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 1, "separate trees: only a's"
+    parked_everywhere(m)
+    m.upsert_cohort(Cohort(name="left", parent="top"))
+    assert [m.pending_counts(n) for n in "ab"] == [(1, 0), (0, 1)], "the edit requeues left's tree"
+    parked_everywhere(m)
+    m.upsert_cohort(Cohort(name="right", parent="top"))
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 2, "now one tree under top"
+    m.delete_cohort("right")
+    parked_everywhere(m)
+    assert m.queue_inadmissible(["a"]) == 1
+
+
+def test_set_cluster_queue_active() -> None:
+    m, _ = manager()
+    m.upsert_workload(wl("w"))
+    m.set_cluster_queue_active("cq", False)
+    assert m.heads() == []
+    m.set_cluster_queue_active("cq", True)
+    assert names(m.heads()) == ["w"]
 
 
 def test_queue_inadmissible_skips_a_cohort_cycle() -> None:

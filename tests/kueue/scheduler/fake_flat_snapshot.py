@@ -54,6 +54,10 @@ class FakeFlatClusterQueue:
         return sum(max(0, cq.usage(fr) - cq._local_quota(fr)) for cq in self._peers())
 
     def available(self, fr: FlavorResource) -> int:
+        # Never below 0, as upstream's ClusterQueueSnapshot.Available.
+        return max(0, self._available(fr))
+
+    def _available(self, fr: FlavorResource) -> int:
         if not self.spec.cohort:
             return self.nominal(fr) - self.usage(fr)
         local = self._local_quota(fr)

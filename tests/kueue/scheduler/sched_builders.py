@@ -107,6 +107,23 @@ def admitted(
     )
 
 
+def with_pod_sets(wl: Workload, *assignments: tuple[str, str, str, int, int]) -> Workload:
+    """``wl`` (an :func:`admitted` workload) reserving per podSet instead: each assignment is
+    (podSet, flavor, resource, amount, count)."""
+    assert wl.admission is not None
+    return replace(
+        wl,
+        pod_sets=tuple(PodSet(ps, n, {res: amount // n}) for ps, _, res, amount, n in assignments),
+        admission=Admission(
+            wl.admission.cluster_queue,
+            tuple(
+                PodSetAssignment(ps, {res: fl}, {res: amount}, n)
+                for ps, fl, res, amount, n in assignments
+            ),
+        ),
+    )
+
+
 def pending(
     name: str,
     requests: Mapping[str, int],

@@ -18,6 +18,7 @@ from numaplane.kueue.api.model import (
     TRY_NEXT_FLAVOR,
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
     FlavorFungibility,
     FlavorQuotas,
     PodSet,
@@ -30,12 +31,16 @@ from numaplane.kueue.api.model import (
 from numaplane.kueue.resources import FlavorResource, resource_value
 from numaplane.kueue.scheduler.flavorassigner import (
     Assignment,
+    ClusterQueueView,
     FlavorAssignmentMode,
     PreemptionPossibility,
+    _Granular,
+    _is_preferred,
+    _PMode,
     assign_flavors,
 )
 
-from .fake_flat_snapshot import FakeFlatClusterQueue, FakeFlatSnapshot
+from .snapshots import REAL_SNAPSHOT, build_snapshot
 
 NO_FIT = FlavorAssignmentMode.NO_FIT
 PREEMPT = FlavorAssignmentMode.PREEMPT
@@ -141,7 +146,7 @@ class FakeOracle:
     calls: list[tuple[FlavorResource, int]] = field(default_factory=list)
 
     def simulate_preemption(
-        self, cq: FakeFlatClusterQueue, wl: Workload, fr: FlavorResource, quantity: int
+        self, cq: ClusterQueueView, wl: Workload, fr: FlavorResource, quantity: int
     ) -> tuple[PreemptionPossibility, int]:
         self.calls.append((fr, quantity))
         return self.results.get(fr, (PreemptionPossibility.PREEMPT, 0))
@@ -176,11 +181,11 @@ class Case:
 
 def run(case: Case) -> Assignment:
     queues = [case.queue] + ([case.secondary] if case.secondary else [])
-    snap = FakeFlatSnapshot(queues, case.flavors)
-    main = snap.cluster_queues[case.queue.name]
-    main.add_usage(case.usage)
+    usage = {case.queue.name: case.usage}
     if case.secondary:
-        snap.cluster_queues[case.secondary.name].add_usage(case.secondary_usage)
+        usage[case.secondary.name] = case.secondary_usage
+    snap = build_snapshot(queues, case.flavors, usage)
+    main = snap.cluster_queues[case.queue.name]
     return assign_flavors(
         wl(*case.pod_sets),
         main,
@@ -1152,3 +1157,192 @@ def test_assign_flavors(case: Case) -> None:
     if case.want_usage is not None:
         assert got.usage == case.want_usage
     assert got.reason() == case.want_no_fit_reason
+
+
+# --- TestHierarchical: Cohorts three > two > one, each owning 4 cpu of its own flavor -----------
+
+HIERARCHY = (
+    Cohort("three", resource_groups=(rg(fq("three", rq("cpu", "4"))),)),
+    Cohort("two", parent="three", resource_groups=(rg(fq("two", rq("cpu", "4"))),)),
+    Cohort("one", parent="two", resource_groups=(rg(fq("one", rq("cpu", "4"))),)),
+)
+PREEMPT_TRY = FlavorFungibility(when_can_preempt=TRY_NEXT_FLAVOR)
+ZERO_EACH = (fq("one", rq("cpu", "0")), fq("two", rq("cpu", "0")), fq("three", rq("cpu", "0")))
+
+
+@dataclass(frozen=True)
+class HierarchyCase:
+    name: str
+    flavors: tuple[FlavorQuotas, ...]
+    usage: Mapping[FlavorResource, int]
+    want: str
+    other_usage: Mapping[FlavorResource, int] = field(default_factory=dict)
+    ff: FlavorFungibility = PREEMPT_TRY
+    simulation: Mapping[FlavorResource, tuple[PreemptionPossibility, int]] = field(
+        default_factory=dict
+    )
+
+
+HIERARCHY_CASES = [
+    HierarchyCase(
+        "Select the top flavor",
+        ZERO_EACH,
+        {("one", "cpu"): 4000},
+        "three",
+        other_usage={("two", "cpu"): 4000},
+    ),
+    HierarchyCase("Select the first flavor which fits", ZERO_EACH, {("one", "cpu"): 4000}, "two"),
+    HierarchyCase(
+        "Select deeper-borrowing flavor that fits when shallower-borrowing flavor has no "
+        "preemption candidates",
+        (fq("one", rq("cpu", "4", bl="0")), *ZERO_EACH[1:]),
+        {("one", "cpu"): 4000},
+        "two",
+        ff=FlavorFungibility(TRY_NEXT_FLAVOR, TRY_NEXT_FLAVOR, PREEMPTION_OVER_BORROWING),
+        simulation={("one", "cpu"): (NONE, 1)},
+    ),
+]
+
+
+@pytest.mark.skipif(not REAL_SNAPSHOT, reason="needs kquota's hierarchical snapshot")
+@pytest.mark.parametrize("case", HIERARCHY_CASES, ids=[c.name for c in HIERARCHY_CASES])
+def test_hierarchical_cohorts(case: HierarchyCase) -> None:
+    preemption = PreemptionPolicy(
+        reclaim_within_cohort="LowerPriority", within_cluster_queue="LowerPriority"
+    )
+    test_cq = cq(CQ, rg(*case.flavors), cohort="one", ff=case.ff, preemption=preemption)
+    other = cq("other-clusterqueue", rg(*ZERO_EACH), cohort="two")
+    snap = build_snapshot(
+        [test_cq, other],
+        tuple(ResourceFlavor(n) for n in ("one", "two", "three")),
+        {CQ: case.usage, "other-clusterqueue": case.other_usage},
+        cohorts=HIERARCHY,
+    )
+    got = assign_flavors(
+        wl(ps("main", 1, {"cpu": "4"})), snap.cluster_queues[CQ], snap, FakeOracle(case.simulation)
+    )
+    assert got.mode is FIT
+    assert {r: fa.name for r, fa in got.pod_sets[0].flavors.items()} == {"cpu": case.want}
+
+
+# --- TestIsPreferred ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreferredCase:
+    name: str
+    a: tuple[_PMode, int]
+    b: tuple[_PMode, int]
+    want: bool
+    preference: str | None = None
+
+
+POB = PREEMPTION_OVER_BORROWING
+PREFERRED_CASES = [
+    PreferredCase("fit over preempt at the same level", (_PMode.FIT, 0), (_PMode.PREEMPT, 0), True),
+    PreferredCase(
+        "explicit BorrowingOverPreemption prioritises the preemption mode",
+        (_PMode.PREEMPT, 1),
+        (_PMode.FIT, 2),
+        False,
+        "BorrowingOverPreemption",
+    ),
+    PreferredCase(
+        "explicit PreemptionOverBorrowing prioritises the borrowing level",
+        (_PMode.PREEMPT, 1),
+        (_PMode.FIT, 2),
+        True,
+        POB,
+    ),
+    PreferredCase(
+        "explicit PreemptionOverBorrowing breaks borrowing ties with preemption",
+        (_PMode.PREEMPT, 1),
+        (_PMode.FIT, 1),
+        False,
+        POB,
+    ),
+    PreferredCase(
+        "PreemptionOverBorrowing rejects a no-candidate flavor before comparing borrowing",
+        (_PMode.NO_CANDIDATES, 1),
+        (_PMode.FIT, 2),
+        False,
+        POB,
+    ),
+    PreferredCase(
+        "PreemptionOverBorrowing prefers fit over a shallower no-candidate flavor",
+        (_PMode.FIT, 2),
+        (_PMode.NO_CANDIDATES, 1),
+        True,
+        POB,
+    ),
+    PreferredCase(
+        "no-candidate flavor remains preferable to no-fit flavor",
+        (_PMode.NO_CANDIDATES, 1),
+        (_PMode.NO_FIT, 0),
+        True,
+    ),
+    PreferredCase(
+        "no-fit flavor remains worse than no-candidate flavor",
+        (_PMode.NO_FIT, 0),
+        (_PMode.NO_CANDIDATES, 1),
+        False,
+    ),
+    PreferredCase(
+        "no-candidate flavors retain borrowing preference",
+        (_PMode.NO_CANDIDATES, 1),
+        (_PMode.NO_CANDIDATES, 2),
+        True,
+        POB,
+    ),
+    PreferredCase(
+        "no-candidate flavors retain borrowing preference in reverse",
+        (_PMode.NO_CANDIDATES, 2),
+        (_PMode.NO_CANDIDATES, 1),
+        False,
+        POB,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PREFERRED_CASES, ids=[c.name for c in PREFERRED_CASES])
+def test_is_preferred(case: PreferredCase) -> None:
+    ff = FlavorFungibility(TRY_NEXT_FLAVOR, TRY_NEXT_FLAVOR, case.preference)
+    assert _is_preferred(_Granular(*case.a), _Granular(*case.b), ff) is case.want
+
+
+# --- the flavors considered, as the QuotaReserved event lists them -----------------------------
+
+CONSIDERED = {
+    "preempt try next flavor": (
+        "main: one(preemptionMode=Preempt;insufficient unused quota for cpu in flavor one, 1 more "
+        "needed)"
+    ),
+    "multiple specs, fits borrowing": (
+        "driver: default(Fit;borrow=1) | worker: default(Fit;borrow=1)"
+    ),
+    "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor "
+    "(which fits)": (
+        "main: one(preemptionMode=NoCandidates;insufficient unused quota for cpu in flavor one, 2 "
+        "more needed), two(Fit;borrow=1)"
+    ),
+    "multiple flavors, fits while skipping tainted flavor": (
+        "main: tainted(NoFit;untolerated taint {instance spot NoSchedule <nil>} in flavor tainted)"
+    ),
+    "when borrowing while preemption is needed for flavor one, fair sharing enabled, "
+    "reclaimWithinCohort=Never": (
+        "main: one(NoFit;borrow=1;insufficient unused quota for cpu in flavor one, 10 more needed)"
+    ),
+    "multiple resources in a group, doesn't fit": (
+        "main: one(NoFit;insufficient quota for cpu in flavor one, previously considered podsets "
+        "requests (0) + current podset request (3) > maximum capacity (2)), two(NoFit;insufficient "
+        "quota for memory in flavor two, previously considered podsets requests (0) + current "
+        "podset request (10Mi) > maximum capacity (5Mi))"
+    ),
+    "single flavor, fits": "",
+}
+BY_NAME = {c.name: c for c in ALL_CASES}
+
+
+@pytest.mark.parametrize("name", list(CONSIDERED))
+def test_flavors_considered(name: str) -> None:
+    assert run(BY_NAME[name]).flavors_considered() == CONSIDERED[name]

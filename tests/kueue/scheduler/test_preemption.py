@@ -1,4 +1,6 @@
-"""Classical preemption against upstream's ``TestPreemption`` table (quota.md §5, P1 and P3):
+"""Long because it is one table: upstream's cases, each a few lines of objects.
+
+Classical preemption against upstream's ``TestPreemption`` table (quota.md §5, P1 and P3):
 exact targets, reasons and messages for a preemptor whose assignment needs preemption."""
 
 from __future__ import annotations

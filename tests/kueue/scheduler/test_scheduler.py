@@ -1,4 +1,6 @@
-"""The scheduling cycle against upstream's ``TestSchedule`` setup (quota.md §4 and §6: Q1, Q2,
+"""Long because it is one table: upstream's cases, each a few lines of objects.
+
+The scheduling cycle against upstream's ``TestSchedule`` setup (quota.md §4 and §6: Q1, Q2,
 Q4, Q5, Q7, P4): what is reserved (flavors, amounts, counts), what is preempted (reason and
 message) and why the rest waits (reason, message, immediate or parked)."""
 
@@ -21,6 +23,7 @@ from tests.kueue.scheduler.sched_builders import (
     preemption,
     quota,
     snapshot_of,
+    with_pod_sets,
 )
 
 GPU = "example.com/gpu"
@@ -389,6 +392,140 @@ CASES = [
             "sales/new": (
                 "PendingEvaluation",
                 "The workload has failed admission checks",
+                "immediate",
+            )
+        },
+    ),
+    Case(
+        "no overadmission while borrowing",
+        (
+            with_pod_sets(
+                admitted("existing", "eng-gamma", {}, namespace="eng-gamma"),
+                ("borrow-on-demand", "on-demand", "cpu", cpu(51), 51),
+                ("use-all-spot", "spot", "cpu", cpu(100), 100),
+            ),
+        ),
+        (
+            pending(
+                "new",
+                {"cpu": cpu(1)},
+                namespace="eng-beta",
+                count=50,
+                pod_set="one",
+                created=NOW - 2,
+            ),
+            pending(
+                "new-alpha", {"cpu": cpu(1)}, namespace="eng-alpha", pod_set="one", created=NOW - 1
+            ),
+            pending(
+                "new-gamma",
+                {"cpu": cpu(1)},
+                namespace="eng-gamma",
+                count=50,
+                pod_set="one",
+                created=NOW,
+            ),
+        ),
+        want_reserved={
+            "eng-beta/new": {("one", "cpu"): ("on-demand", cpu(50), 50)},
+            "eng-alpha/new-alpha": {("one", "cpu"): ("on-demand", cpu(1), 1)},
+        },
+        want_pending={
+            "eng-gamma/new-gamma": (
+                "WaitingForQuota",
+                "couldn't assign flavors to pod set one: insufficient unused quota for cpu in "
+                "flavor on-demand, 41 more needed, insufficient unused quota for cpu in flavor "
+                "spot, 50 more needed",
+                "inadmissible",
+            )
+        },
+        extra_queues=(
+            cluster_queue(
+                "eng-gamma",
+                group(
+                    flavor("on-demand", quota("cpu", cpu(50), cpu(10))),
+                    flavor("spot", quota("cpu", 0, cpu(100))),
+                ),
+                cohort="eng",
+                preemption=preemption(within="LowerPriority", reclaim="Any"),
+            ),
+        ),
+        extra_local_queues={"eng-gamma/main": "eng-gamma"},
+    ),
+    Case(
+        "partial admission single variable pod set",
+        (),
+        (
+            pending(
+                "new", {"cpu": cpu(2)}, namespace="sales", count=50, min_count=20, pod_set="one"
+            ),
+        ),
+        want_reserved={"sales/new": {("one", "cpu"): ("default", cpu(50), 25)}},
+    ),
+    Case(
+        "partial admission single variable pod set, preempt first",
+        (admitted("old", "eng-beta", {("model-a", GPU): 10}, namespace="eng-beta", priority=-4),),
+        (
+            pending(
+                "new",
+                {GPU: 1},
+                namespace="eng-beta",
+                count=20,
+                min_count=10,
+                pod_set="one",
+                priority=4,
+                uid="wl-new",
+                job_uid="job-new",
+            ),
+        ),
+        want_preempted={
+            "eng-beta/old": (
+                "InClusterQueue",
+                "Preempted to accommodate a workload (UID: wl-new, JobUID: job-new) due to "
+                "prioritization in the ClusterQueue; preemptor path: /eng/eng-beta; "
+                "preemptee path: /eng/eng-beta",
+            )
+        },
+        want_pending={
+            "eng-beta/new": (
+                "WaitingForPreemptedWorkloads",
+                "couldn't assign flavors to pod set one: insufficient unused quota for "
+                "example.com/gpu in flavor model-a, 10 more needed. Pending the preemption of 1 "
+                "workload(s)",
+                "immediate",
+            )
+        },
+    ),
+    Case(
+        "partial admission single variable pod set, preempt with partial admission",
+        (admitted("old", "eng-beta", {("model-a", GPU): 10}, namespace="eng-beta", priority=-4),),
+        (
+            pending(
+                "new",
+                {GPU: 1},
+                namespace="eng-beta",
+                count=30,
+                min_count=10,
+                pod_set="one",
+                priority=4,
+                uid="wl-new",
+                job_uid="job-new",
+            ),
+        ),
+        want_preempted={
+            "eng-beta/old": (
+                "InClusterQueue",
+                "Preempted to accommodate a workload (UID: wl-new, JobUID: job-new) due to "
+                "prioritization in the ClusterQueue; preemptor path: /eng/eng-beta; "
+                "preemptee path: /eng/eng-beta",
+            )
+        },
+        want_pending={
+            "eng-beta/new": (
+                "WaitingForPreemptedWorkloads",
+                "couldn't assign flavors to pod set one: insufficient unused quota for "
+                "example.com/gpu in flavor model-a, 10 more needed. Pending the preemption of 1 "
+                "workload(s)",
                 "immediate",
             )
         },

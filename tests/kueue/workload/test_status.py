@@ -36,6 +36,7 @@ from numaplane.kueue.workload.status import Event, backoff_seconds
 from .helpers import T0, admission, admitted, check, cond, conds, raw_wl, reserved
 
 NOW = T0 + 100
+CQ_WITH_CHECK = ClusterQueue(name="cq", admission_checks=(AdmissionCheckRule("ac"),))
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,18 @@ RULE_CASES = (
     RuleCase(
         name="reserve quota before the checks are synced leaves Admitted alone",
         raw=raw_wl(),
-        rule=lambda r: reserve_quota(r, admission(), NOW, checks_complete=False),
+        rule=lambda r: reserve_quota(r, admission(), NOW, cq=CQ_WITH_CHECK),
         want_conditions={
             "QuotaReserved": ("True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+        },
+    ),
+    RuleCase(
+        name="reserve quota with the required check already ready admits",
+        raw=raw_wl(checks=[check("ac", "Ready")]),
+        rule=lambda r: reserve_quota(r, admission(), NOW, cq=CQ_WITH_CHECK),
+        want_conditions={
+            "QuotaReserved": ("True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+            "Admitted": ("True", "Admitted", "The workload is admitted"),
         },
     ),
     RuleCase(
@@ -471,3 +481,20 @@ def test_checks_message(case: MessageCase) -> None:
 )
 def test_backoff_doubles_up_to_the_maximum(count: int, want: int) -> None:
     assert backoff_seconds(count, 60, 3600) == want
+
+
+def test_long_messages_are_cut_as_upstream() -> None:
+    long = "x" * 40_000
+    status = evict(admitted(), "Preempted", long, NOW)
+    message = conds(status)["Evicted"][2]
+    assert len(message) == 32 * 1024
+    assert message.endswith("x ...")
+    event = eviction_event("Preempted", long)
+    assert len(event.message) == 1024
+    assert event.message.endswith(" ...")
+
+
+def test_finishing_twice_keeps_the_first_reason() -> None:
+    once = finish(admitted(), "Failed", "BackoffLimitExceeded", NOW)
+    twice = finish({**admitted(), "status": once}, "Succeeded", "ok", NOW + 5)
+    assert conds(twice)["Finished"] == ("True", "Failed", "BackoffLimitExceeded")

@@ -285,11 +285,35 @@ class Workload:
     job_uid: str = ""
     deleting: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: ``status.reclaimablePods``: podSet → pods that are done and give their quota back.
+    reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
+
+    def usage(self) -> dict[FlavorResource, int]:
+        """The quota this workload holds: its admission's usage with each podSet scaled down to
+        its pods not yet reclaimable (upstream ``totalRequestsFromAdmission`` with the
+        ``ReclaimablePods`` feature, GA). Without reclaimable pods it is ``admission.usage()``."""
+        if self.admission is None:
+            return {}
+        counts = {ps.name: ps.count for ps in self.pod_sets}
+        total: dict[FlavorResource, int] = {}
+        for psa in self.admission.pod_set_assignments:
+            spec_count = counts.get(psa.name, 0)
+            remaining = spec_count - min(self.reclaimable_pods.get(psa.name, 0), spec_count)
+            for resource, value in psa.resource_usage.items():
+                flavor = psa.flavors.get(resource)
+                if flavor is None:
+                    continue
+                if remaining < psa.count:
+                    # Per pod first, as upstream divides then multiplies (integer amounts).
+                    value = value // psa.count * remaining
+                key = (flavor, resource)
+                total[key] = total.get(key, 0) + value
+        return total
 
     def condition_true(self, kind: str) -> bool:
         """Whether condition ``kind`` is present with status True."""

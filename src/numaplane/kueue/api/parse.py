@@ -14,7 +14,7 @@ the object, the field and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from numaplane.kueue.api import model
@@ -31,6 +31,7 @@ from numaplane.kueue.api.workload_parse import (
 __all__ = [
     "CREATION_TIMESTAMP",
     "EVICTION_TIMESTAMP",
+    "PARSERS",
     "admission_to_dict",
     "parse_admission",
     "parse_admission_check",
@@ -68,6 +69,28 @@ def _fair_weight(r: FieldReader, spec: Mapping[str, Any]) -> int:
 # --- quota --------------------------------------------------------------------------------------
 
 
+def _resource_quota(r: FieldReader, rq: Mapping[str, Any], path: str) -> model.ResourceQuota:
+    name = r.string(rq.get("name"), f"{path}.name")
+    amounts: dict[str, int | None] = {}
+    for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+        value = rq.get(key)
+        amount = None if value is None else r.amount(name, value, f"{path}.{key}")
+        if amount is not None and amount < 0:
+            # Upstream's webhook refuses negative quota; the quota algebra assumes none.
+            raise r.fail(f"{path}.{key}", "must be greater than or equal to 0")
+        amounts[key] = amount
+    nominal = amounts["nominalQuota"] or 0
+    lending = amounts["lendingLimit"]
+    if lending is not None and lending > nominal:
+        raise r.fail(f"{path}.lendingLimit", "must be less than or equal to the nominalQuota")
+    return model.ResourceQuota(
+        name=name,
+        nominal=nominal,
+        borrowing_limit=amounts["borrowingLimit"],
+        lending_limit=lending,
+    )
+
+
 def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, ...]:
     groups: list[model.ResourceGroup] = []
     for gi, raw_group in enumerate(r.sequence(value, "spec.resourceGroups")):
@@ -91,27 +114,10 @@ def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, .
             for ri, raw_rq in enumerate(raw_resources):
                 rpath = f"{fpath}.resources[{ri}]"
                 rq = r.mapping(raw_rq, rpath)
-                rname = r.string(rq.get("name"), f"{rpath}.name")
-                nominal = rq.get("nominalQuota")
-                borrowing = rq.get("borrowingLimit")
-                lending = rq.get("lendingLimit")
-                quotas.append(
-                    model.ResourceQuota(
-                        name=rname,
-                        nominal=0
-                        if nominal is None
-                        else r.amount(rname, nominal, f"{rpath}.nominalQuota"),
-                        borrowing_limit=None
-                        if borrowing is None
-                        else r.amount(rname, borrowing, f"{rpath}.borrowingLimit"),
-                        lending_limit=None
-                        if lending is None
-                        else r.amount(rname, lending, f"{rpath}.lendingLimit"),
-                    )
-                )
+                quotas.append(_resource_quota(r, rq, rpath))
             names = tuple(q.name for q in quotas)
             if names != covered:
-                # Upstream's CEL rule: every flavor lists exactly the covered resources, in order.
+                # Upstream's webhook: every flavor lists exactly the covered resources, in order.
                 raise r.fail(
                     f"{fpath}.resources",
                     f"must list the coveredResources {list(covered)} in order, not {list(names)}",
@@ -320,3 +326,15 @@ def parse_workload_priority_class(obj: Mapping[str, Any]) -> model.WorkloadPrior
     if value is None:
         raise r.fail("value", "required")
     return model.WorkloadPriorityClass(name=meta["name"], value=value)
+
+
+#: The parser of every kind but Workload (which takes the configuration's options:
+#: :func:`parse_workload`).
+PARSERS: Final[Mapping[str, Callable[[Mapping[str, Any]], object]]] = {
+    "ResourceFlavor": parse_resource_flavor,
+    "ClusterQueue": parse_cluster_queue,
+    "Cohort": parse_cohort,
+    "LocalQueue": parse_local_queue,
+    "AdmissionCheck": parse_admission_check,
+    "WorkloadPriorityClass": parse_workload_priority_class,
+}

@@ -1,6 +1,8 @@
 """A pod's requests as Kueue charges them: upstream's ``PodRequests`` (``pkg/resources/
 podrequests.go`` over ``k8s.io/component-helpers`` ``PodRequests``) after
-``UseLimitsAsMissingRequestsInPod`` (``pkg/workload/resources.go``).
+``UseLimitsAsMissingRequestsInPod`` and ``DefaultPodLevelRequests`` (``pkg/workload/
+resources.go``): container limits stand in for missing container requests, and a pod-level
+limit for a pod-level request only where no container requests that resource.
 
 Quantities are summed exactly and turned into Kueue's integers once, at the end, as upstream
 converts the summed ``ResourceList``: two containers of ``0.5m`` CPU are charged ``1m``, not
@@ -89,6 +91,10 @@ def pod_spec_requests(r: FieldReader, spec: Mapping[str, Any], path: str) -> dic
     pod_resources = r.mapping(spec.get("resources"), f"{path}.resources")
     pod_level = r.resource_list(pod_resources.get("requests"), f"{path}.resources.requests")
     for name, q in r.resource_list(pod_resources.get("limits"), f"{path}.resources.limits").items():
+        # DefaultPodLevelRequests: a missing pod-level request takes the containers' aggregate
+        # (cpu, memory: nothing changes then) and only otherwise the pod-level limit.
+        if name in total and not name.startswith("hugepages-"):
+            continue
         pod_level.setdefault(name, q)
     for name, q in pod_level.items():
         if not _pod_level_supported(name):

@@ -4,7 +4,7 @@ state); and ``status.admission`` written back as the API holds it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from numaplane.kueue import constants
@@ -20,7 +20,7 @@ CREATION_TIMESTAMP: Final = "Creation"
 _DEFAULT_POD_SET: Final = "main"
 
 
-def _pod_set(r: FieldReader, raw: Any, index: int) -> model.PodSet:
+def _pod_set(r: FieldReader, raw: Any, index: int, excluded: Sequence[str]) -> model.PodSet:
     path = f"spec.podSets[{index}]"
     ps = r.mapping(raw, path)
     name = r.string(ps.get("name"), f"{path}.name") or _DEFAULT_POD_SET
@@ -37,10 +37,13 @@ def _pod_set(r: FieldReader, raw: Any, index: int) -> model.PodSet:
     required = r.mapping(
         node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), required_path
     )
+    requests = pod_spec_requests(r, spec, spath)
+    if excluded:
+        requests = {k: v for k, v in requests.items() if not k.startswith(tuple(excluded))}
     return model.PodSet(
         name=name,
         count=count,
-        requests=pod_spec_requests(r, spec, spath),
+        requests=requests,
         min_count=min_count,
         node_selector=r.string_map(spec.get("nodeSelector"), f"{spath}.nodeSelector"),
         required_node_affinity=r.objects(
@@ -104,6 +107,15 @@ def _conditions(
     return out
 
 
+def _reclaimable(r: FieldReader, status: Mapping[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i, item in enumerate(r.objects(status.get("reclaimablePods"), "status.reclaimablePods")):
+        path = f"status.reclaimablePods[{i}]"
+        name = r.string(item.get("name"), f"{path}.name") or _DEFAULT_POD_SET
+        out[name] = r.integer(item.get("count"), f"{path}.count", 0)
+    return out
+
+
 def _queue_order_time(
     conditions: Mapping[str, tuple[str, str, str, float]], created: float, requeuing_timestamp: str
 ) -> float:
@@ -122,16 +134,22 @@ def _queue_order_time(
 
 
 def parse_workload(
-    obj: Mapping[str, Any], *, requeuing_timestamp: str = EVICTION_TIMESTAMP
+    obj: Mapping[str, Any],
+    *,
+    requeuing_timestamp: str = EVICTION_TIMESTAMP,
+    excluded_resource_prefixes: Sequence[str] = (),
 ) -> model.Workload:
     """A ``Workload`` as the model reads it. ``requeuing_timestamp`` is the configuration's
-    ``waitForPodsReady.requeuingStrategy.timestamp`` (``Eviction`` by default)."""
+    ``waitForPodsReady.requeuingStrategy.timestamp`` (``Eviction`` by default) and
+    ``excluded_resource_prefixes`` its ``resources.excludeResourcePrefixes``: resources whose
+    names start with one are left out of the requests (upstream ``dropExcludedResources``)."""
     r = FieldReader("Workload", obj)
     meta = metadata(r, obj)
     spec = spec_of(r, obj)
     status = r.mapping(obj.get("status"), "status")
     pod_sets = tuple(
-        _pod_set(r, raw, i) for i, raw in enumerate(r.sequence(spec.get("podSets"), "spec.podSets"))
+        _pod_set(r, raw, i, excluded_resource_prefixes)
+        for i, raw in enumerate(r.sequence(spec.get("podSets"), "spec.podSets"))
     )
     seen: set[str] = set()
     for i, ps in enumerate(pod_sets):
@@ -171,6 +189,7 @@ def parse_workload(
         else time_field(r, requeue_at, "status.requeueState.requeueAt"),
         requeue_count=count,
         job_uid=labels.get(constants.JOB_UID_LABEL, ""),
+        reclaimable_pods=_reclaimable(r, status),
         deleting=meta.get("deletionTimestamp") is not None,
         raw=obj,
     )

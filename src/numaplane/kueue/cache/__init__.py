@@ -2,6 +2,7 @@
 per-cycle snapshot the scheduler works on."""
 
 from numaplane.kueue.cache.cache import KueueCache
+from numaplane.kueue.cache.fair_sharing import DRS, compare_drs
 from numaplane.kueue.cache.snapshot import (
     REASON_COHORT_HAS_CYCLE,
     ClusterQueueSnapshot,
@@ -16,6 +17,7 @@ from numaplane.kueue.cache.status import (
 )
 
 __all__ = [
+    "DRS",
     "REASON_COHORT_HAS_CYCLE",
     "ClusterQueueSnapshot",
     "ClusterQueueUsage",
@@ -25,4 +27,5 @@ __all__ = [
     "LocalQueueUsage",
     "ResourceUsage",
     "Snapshot",
+    "compare_drs",
 ]

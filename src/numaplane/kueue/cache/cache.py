@@ -1,4 +1,6 @@
-"""The live quota tree: what every ClusterQueue and Cohort holds and uses right now, updated
+"""(Over 400 lines: one class, the cache's whole event and query surface, reads best whole.)
+
+The live quota tree: what every ClusterQueue and Cohort holds and uses right now, updated
 event by event (upstream ``pkg/cache/scheduler/cache.go``, ``clusterqueue.go``, ``cohort.go``,
 ``hierarchy/manager.go``).
 
@@ -9,7 +11,8 @@ workload maps and shares everything else, so it stays cheap with 100 queues and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from numaplane.kueue.api.model import (
     AdmissionCheck,
@@ -22,6 +25,14 @@ from numaplane.kueue.api.model import (
 )
 from numaplane.kueue.cache import resource_node as rn
 from numaplane.kueue.cache import status as st
+from numaplane.kueue.cache.fair_sharing import DRS, dominant_resource_share
+from numaplane.kueue.cache.live import (
+    LiveClusterQueue,
+    LiveCohort,
+    has_cycle,
+    recompute_tree,
+    subtree_cqs,
+)
 from numaplane.kueue.cache.snapshot import (
     REASON_COHORT_HAS_CYCLE,
     ClusterQueueSnapshot,
@@ -29,51 +40,6 @@ from numaplane.kueue.cache.snapshot import (
     Snapshot,
 )
 from numaplane.kueue.constants import PODS_READY
-from numaplane.kueue.resources import FlavorResource
-
-
-class _LiveCohort:
-    """A Cohort of the live tree; ``spec`` None while only referenced (implicit)."""
-
-    __slots__ = ("child_cohorts", "child_cqs", "name", "node", "parent", "spec")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.spec: Cohort | None = None
-        self.node = rn.ResourceNode()
-        self.parent: _LiveCohort | None = None
-        self.child_cqs: dict[str, _LiveClusterQueue] = {}
-        self.child_cohorts: dict[str, _LiveCohort] = {}
-
-
-class _LiveClusterQueue:
-    """A ClusterQueue of the live tree with its reserving workloads and status counters."""
-
-    __slots__ = (
-        "admitted_count",
-        "admitted_usage",
-        "check_flavors",
-        "generation",
-        "health",
-        "local_queues",
-        "node",
-        "parent",
-        "spec",
-        "workloads",
-    )
-
-    def __init__(self, spec: ClusterQueue) -> None:
-        self.spec = spec
-        self.node = rn.ResourceNode()
-        self.parent: _LiveCohort | None = None
-        self.workloads: dict[str, Workload] = {}
-        self.admitted_usage: dict[FlavorResource, int] = {}
-        self.admitted_count = 0
-        #: ``namespace/queueName`` → usage of the workloads reserving here through it.
-        self.local_queues: dict[str, st.UsageCounter] = {}
-        self.health = st.QueueHealth()
-        self.generation = 0
-        self.check_flavors: dict[str, frozenset[str]] = {}
 
 
 def _counted(wl: Workload) -> bool:
@@ -82,54 +48,19 @@ def _counted(wl: Workload) -> bool:
     return wl.admission is not None and wl.active and not wl.is_finished
 
 
-def _has_cycle(cohort: _LiveCohort | None) -> bool:
-    """Whether walking up from ``cohort`` meets a Cohort twice (upstream ``HasCycle``)."""
-    seen: set[str] = set()
-    current = cohort
-    while current is not None and current.parent is not None:
-        if current.name in seen:
-            return True
-        seen.add(current.name)
-        current = current.parent
-    return False
-
-
-def _root(cohort: _LiveCohort) -> _LiveCohort:
-    """The root above ``cohort`` (callers have ruled out cycles)."""
-    while cohort.parent is not None:
-        cohort = cohort.parent
-    return cohort
-
-
-def _recompute(cohort: _LiveCohort) -> None:
-    """Subtree quota and usage of ``cohort`` and everything below, from the leaves (upstream
-    ``updateCohortResourceNode``)."""
-    node = cohort.node
-    node.subtree_quota = rn.nominal_subtree(node.quotas)
-    node.usage = {}
-    for child in cohort.child_cohorts.values():
-        _recompute(child)
-        rn.accumulate_from_child(node, child.node)
-    for cq in cohort.child_cqs.values():
-        cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
-        rn.accumulate_from_child(node, cq.node)
-
-
-def _recompute_tree(cohort: _LiveCohort | None) -> None:
-    """Recompute the whole tree ``cohort`` belongs to, unless its ancestry has a cycle."""
-    if cohort is not None and not _has_cycle(cohort):
-        _recompute(_root(cohort))
-
-
 class KueueCache:
     """Kueue's live state of quota: flavors, admission checks, the ClusterQueue/Cohort tree and
     the workloads that reserve quota in it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, topology_aware: bool = False) -> None:
+        """``topology_aware``: Topology Aware Scheduling on (upstream's feature gate), so a TAS
+        flavor whose Topology does not exist makes its queues inactive."""
+        #: Existing Topology names; None while Topology Aware Scheduling is off.
+        self._topologies: set[str] | None = set() if topology_aware else None
         self._flavors: dict[str, ResourceFlavor] = {}
         self._checks: dict[str, AdmissionCheck] = {}
-        self._cqs: dict[str, _LiveClusterQueue] = {}
-        self._cohorts: dict[str, _LiveCohort] = {}
+        self._cqs: dict[str, LiveClusterQueue] = {}
+        self._cohorts: dict[str, LiveCohort] = {}
         #: Counted workload → the ClusterQueue its admission names (upstream
         #: ``workloadAssignedQueues``).
         self._assigned: dict[str, str] = {}
@@ -162,29 +93,43 @@ class KueueCache:
         self._checks.pop(name, None)
         return self._refresh_health()
 
+    def upsert_topology(self, name: str) -> set[str]:
+        """A Topology exists; returns the queues that became active."""
+        if self._topologies is None:
+            return set()
+        self._topologies.add(name)
+        return self._refresh_health()
+
+    def delete_topology(self, name: str) -> set[str]:
+        """A Topology is gone; returns the queues that became active (none, normally)."""
+        if self._topologies is None:
+            return set()
+        self._topologies.discard(name)
+        return self._refresh_health()
+
     def _refresh_health(self) -> set[str]:
         woke: set[str] = set()
         for name, cq in self._cqs.items():
             before = cq.health.active
-            cq.health = st.queue_health(cq.spec, self._flavors, self._checks)
+            cq.health = st.queue_health(cq.spec, self._flavors, self._checks, self._topologies)
             if cq.health.active and not before:
                 woke.add(name)
         return woke
 
     # --- the tree ------------------------------------------------------------------------------
 
-    def _cohort(self, name: str) -> _LiveCohort:
+    def _cohort(self, name: str) -> LiveCohort:
         cohort = self._cohorts.get(name)
         if cohort is None:
-            cohort = self._cohorts[name] = _LiveCohort(name)
+            cohort = self._cohorts[name] = LiveCohort(name)
         return cohort
 
-    def _cleanup(self, cohort: _LiveCohort) -> None:
+    def _cleanup(self, cohort: LiveCohort) -> None:
         """Forget an implicit Cohort nothing refers to any more."""
         if cohort.spec is None and not cohort.child_cqs and not cohort.child_cohorts:
             self._cohorts.pop(cohort.name, None)
 
-    def _detach_cq(self, cq: _LiveClusterQueue) -> _LiveCohort | None:
+    def _detach_cq(self, cq: LiveClusterQueue) -> LiveCohort | None:
         parent = cq.parent
         if parent is not None:
             parent.child_cqs.pop(cq.spec.name, None)
@@ -192,7 +137,7 @@ class KueueCache:
             self._cleanup(parent)
         return parent
 
-    def _detach_cohort(self, cohort: _LiveCohort) -> _LiveCohort | None:
+    def _detach_cohort(self, cohort: LiveCohort) -> LiveCohort | None:
         parent = cohort.parent
         if parent is not None:
             parent.child_cohorts.pop(cohort.name, None)
@@ -205,7 +150,7 @@ class KueueCache:
         cq = self._cqs.get(spec.name)
         created = cq is None
         if cq is None:
-            cq = self._cqs[spec.name] = _LiveClusterQueue(spec)
+            cq = self._cqs[spec.name] = LiveClusterQueue(spec)
         quotas_changed = created or spec.resource_groups != cq.spec.resource_groups
         cq.spec = spec
         old_parent = cq.parent
@@ -217,14 +162,16 @@ class KueueCache:
                 cq.parent = parent
         if quotas_changed:
             cq.node.quotas = spec.quotas()
-            cq.generation += 1
         if quotas_changed or old_parent is not cq.parent:
             if old_parent is not None and old_parent is not cq.parent:
-                _recompute_tree(self._cohorts.get(old_parent.name))
+                recompute_tree(self._cohorts.get(old_parent.name))
             cq.node.subtree_quota = rn.nominal_subtree(cq.node.quotas)
-            _recompute_tree(cq.parent)
+            if cq.parent is None or has_cycle(cq.parent):
+                cq.generation += 1
+            else:
+                recompute_tree(cq.parent)
         cq.check_flavors = st.admission_check_flavors(spec)
-        cq.health = st.queue_health(spec, self._flavors, self._checks)
+        cq.health = st.queue_health(spec, self._flavors, self._checks, self._topologies)
         if created:
             for wl in self._orphans.pop(spec.name, {}).values():
                 self._charge(cq, wl)
@@ -236,7 +183,7 @@ class KueueCache:
             return
         old_parent = self._detach_cq(cq)
         if old_parent is not None:
-            _recompute_tree(self._cohorts.get(old_parent.name))
+            recompute_tree(self._cohorts.get(old_parent.name))
         if cq.workloads:
             self._orphans[name] = dict(cq.workloads)
 
@@ -253,8 +200,8 @@ class KueueCache:
                 parent.child_cohorts[spec.name] = cohort
                 cohort.parent = parent
         if old_parent is not None and old_parent is not cohort.parent:
-            _recompute_tree(self._cohorts.get(old_parent.name))
-        _recompute_tree(cohort)
+            recompute_tree(self._cohorts.get(old_parent.name))
+        recompute_tree(cohort)
 
     def delete_cohort(self, name: str) -> None:
         """Remove a Cohort object; while queues or Cohorts still name it, it stays as an implicit
@@ -269,9 +216,9 @@ class KueueCache:
         # Upstream leaves the old parent's sums to the next event that touches its tree; they
         # are recomputed here at once so that no snapshot sees the removed Cohort's quota.
         if old_parent is not None:
-            _recompute_tree(self._cohorts.get(old_parent.name))
+            recompute_tree(self._cohorts.get(old_parent.name))
         if name in self._cohorts:
-            _recompute_tree(cohort)
+            recompute_tree(cohort)
 
     def upsert_local_queue(self, lq: LocalQueue) -> None:
         """Record which ClusterQueue a LocalQueue points to (for its usage)."""
@@ -283,55 +230,13 @@ class KueueCache:
 
     # --- workloads -----------------------------------------------------------------------------
 
-    def _charge(self, cq: _LiveClusterQueue, wl: Workload) -> None:
-        assert wl.admission is not None
-        usage = wl.admission.usage()
-        if cq.parent is not None and _has_cycle(cq.parent):
-            # A Cohort cycle has no root to charge; the tree is recomputed from the queues'
-            # usage once the cycle is broken.
-            for fr, value in usage.items():
-                cq.node.usage[fr] = cq.node.usage.get(fr, 0) + value
-        else:
-            for fr, value in usage.items():
-                rn.add_usage(cq, fr, value)
-        admitted = wl.is_admitted
-        if admitted:
-            for fr, value in usage.items():
-                cq.admitted_usage[fr] = cq.admitted_usage.get(fr, 0) + value
-            cq.admitted_count += 1
-        lq_key = f"{wl.namespace}/{wl.queue_name}"
-        counter = cq.local_queues.get(lq_key)
-        if counter is None:
-            counter = cq.local_queues[lq_key] = st.UsageCounter()
-        counter.change(usage, admitted=admitted, sign=1)
-        cq.workloads[wl.key] = wl
+    def _charge(self, cq: LiveClusterQueue, wl: Workload) -> None:
+        cq.charge(wl)
         if not wl.condition_true(PODS_READY):
             self._not_ready.add(wl.key)
 
-    def _discharge(self, cq: _LiveClusterQueue, key: str) -> None:
-        wl = cq.workloads.pop(key, None)
-        if wl is None or wl.admission is None:
-            return
-        usage = wl.admission.usage()
-        if cq.parent is not None and _has_cycle(cq.parent):
-            for fr, value in usage.items():
-                cq.node.usage[fr] = cq.node.usage.get(fr, 0) - value
-        else:
-            for fr, value in usage.items():
-                rn.remove_usage(cq, fr, value)
-        admitted = wl.is_admitted
-        if admitted:
-            for fr, value in usage.items():
-                cq.admitted_usage[fr] = cq.admitted_usage.get(fr, 0) - value
-            cq.admitted_count -= 1
-        lq_key = f"{wl.namespace}/{wl.queue_name}"
-        counter = cq.local_queues.get(lq_key)
-        if counter is not None:
-            counter.change(usage, admitted=admitted, sign=-1)
-            if counter.empty:
-                del cq.local_queues[lq_key]
-        # Whatever leaves a queue may let a workload that did not fit before fit now.
-        cq.generation += 1
+    def _discharge(self, cq: LiveClusterQueue, key: str) -> None:
+        cq.discharge(key)
         self._not_ready.discard(key)
 
     def _uncount(self, key: str) -> None:
@@ -362,11 +267,9 @@ class KueueCache:
         """Record the workload's current state: it is counted iff it has an admission, is active
         and not finished. Returns whether it is counted in an existing ClusterQueue.
 
-        A version without admission does not undo an assumption (it predates the reservation
-        the scheduler just made); a finished or deactivated one does."""
+        Any observed version replaces an assumption, as upstream: one without admission means
+        the reservation did not happen (its write, made against an older version, failed)."""
         if not _counted(wl):
-            if wl.key in self._assumed and wl.active and not wl.is_finished:
-                return False
             self._uncount(wl.key)
             return False
         self._uncount(wl.key)
@@ -415,6 +318,14 @@ class KueueCache:
         return not self._not_ready
 
     # --- queries -------------------------------------------------------------------------------
+
+    def flavors(self) -> Mapping[str, ResourceFlavor]:
+        """The ResourceFlavors that exist, by name (read-only view)."""
+        return MappingProxyType(self._flavors)
+
+    def admission_checks(self) -> Mapping[str, AdmissionCheck]:
+        """The AdmissionChecks that exist, by name (read-only view)."""
+        return MappingProxyType(self._checks)
 
     def has_cluster_queue(self, name: str) -> bool:
         """Whether ClusterQueue ``name`` is known."""
@@ -476,6 +387,22 @@ class KueueCache:
             return st.LocalQueueUsage()
         return st.local_queue_usage(cq.spec, cq.local_queues.get(key))
 
+    def cluster_queue_drs(self, name: str) -> DRS | None:
+        """The queue's Dominant Resource Share (for ``status.fairSharing``); None when unknown
+        or under a Cohort cycle."""
+        cq = self._cqs.get(name)
+        if cq is None or has_cycle(cq.parent):
+            return None
+        return dominant_resource_share(cq, cq.spec.fair_weight_milli / 1000)
+
+    def cohort_drs(self, name: str) -> DRS | None:
+        """A Cohort's Dominant Resource Share in its parent; None when unknown or in a cycle."""
+        cohort = self._cohorts.get(name)
+        if cohort is None or has_cycle(cohort):
+            return None
+        weight = 1.0 if cohort.spec is None else cohort.spec.fair_weight_milli / 1000
+        return dominant_resource_share(cohort, weight)
+
     def cohort_tree_members(self, cq_name: str) -> list[str]:
         """Every ClusterQueue in the same root Cohort tree as ``cq_name`` (sorted), or just
         ``[cq_name]`` when it has no Cohort."""
@@ -487,7 +414,7 @@ class KueueCache:
         while top.parent is not None and top.parent.name not in seen:
             top = top.parent
             seen.add(top.name)
-        return sorted(_subtree_cqs(top, set()))
+        return sorted(subtree_cqs(top, set()))
 
     # --- snapshot ------------------------------------------------------------------------------
 
@@ -498,7 +425,7 @@ class KueueCache:
         cyclic: set[str] = set()
         for name in sorted(self._cohorts):
             live = self._cohorts[name]
-            if _has_cycle(live):
+            if has_cycle(live):
                 cyclic.add(name)
                 continue
             cohorts[name] = CohortSnapshot(name, live.node.clone(), live.spec)
@@ -540,17 +467,8 @@ class KueueCache:
         )
 
 
-def _provisioning_flavors(cq: _LiveClusterQueue) -> frozenset[str]:
+def _provisioning_flavors(cq: LiveClusterQueue) -> frozenset[str]:
     flavors: set[str] = set()
     for check in cq.health.provisioning_checks:
         flavors |= cq.check_flavors.get(check, frozenset())
     return frozenset(flavors)
-
-
-def _subtree_cqs(cohort: _LiveCohort, seen: set[str]) -> Iterator[str]:
-    if cohort.name in seen:
-        return
-    seen.add(cohort.name)
-    yield from cohort.child_cqs
-    for child in cohort.child_cohorts.values():
-        yield from _subtree_cqs(child, seen)

@@ -1,4 +1,6 @@
-"""The scheduler's per-cycle copy of the quota tree (upstream ``clusterqueue_snapshot.go``,
+"""(Over 400 lines: the snapshot's two node classes mirror each other and read best together.)
+
+The scheduler's per-cycle copy of the quota tree (upstream ``clusterqueue_snapshot.go``,
 ``cohort_snapshot.go``, ``snapshot.go``).
 
 :meth:`numaplane.kueue.cache.KueueCache.snapshot` builds it: specs and quotas are shared with
@@ -21,10 +23,12 @@ from numaplane.kueue.api.model import (
     ClusterQueue,
     Cohort,
     ResourceFlavor,
+    ResourceGroup,
     ResourceQuota,
     Workload,
 )
 from numaplane.kueue.cache import resource_node as rn
+from numaplane.kueue.cache.fair_sharing import DRS, dominant_resource_share, lendable
 from numaplane.kueue.resources import FlavorResource
 
 #: ``inactive_reason`` of a ClusterQueue whose Cohort is part of (or leads into) a parent cycle:
@@ -35,7 +39,7 @@ REASON_COHORT_HAS_CYCLE = "CohortHasCycle"
 class CohortSnapshot:
     """A Cohort in the snapshot: an inner node that may own quota."""
 
-    __slots__ = ("child_cohorts", "child_cqs", "name", "node", "parent", "spec")
+    __slots__ = ("_lendable", "child_cohorts", "child_cqs", "name", "node", "parent", "spec")
 
     def __init__(self, name: str, node: rn.ResourceNode, spec: Cohort | None = None) -> None:
         self.name = name
@@ -45,9 +49,28 @@ class CohortSnapshot:
         self.parent: CohortSnapshot | None = None
         self.child_cqs: list[ClusterQueueSnapshot] = []
         self.child_cohorts: list[CohortSnapshot] = []
+        self._lendable: dict[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"CohortSnapshot({self.name!r})"
+
+    @property
+    def fair_weight(self) -> float:
+        """``spec.fairSharing.weight`` (1 for an implicit Cohort)."""
+        return 1.0 if self.spec is None else self.spec.fair_weight_milli / 1000
+
+    def lendable(self) -> Mapping[str, int]:
+        """Per resource, what this Cohort could ever give a child (quota is fixed for a
+        snapshot's lifetime, so it is computed once)."""
+        if self._lendable is None:
+            self._lendable = lendable(self)
+        return self._lendable
+
+    def dominant_resource_share(
+        self, workload_request: Mapping[FlavorResource, int] | None = None
+    ) -> DRS:
+        """The Cohort's Dominant Resource Share in its parent."""
+        return dominant_resource_share(self, self.fair_weight, workload_request, _lendable_of)
 
     def has_parent(self) -> bool:
         """Whether the Cohort has a parent Cohort."""
@@ -134,6 +157,12 @@ class CohortSnapshot:
     def is_within_nominal(self, frs: Iterable[FlavorResource]) -> bool:
         """Usage within the subtree quota in every one of ``frs``."""
         return rn.is_within_nominal_in_resources(self.node, frs)
+
+    def quantities_fit_in_quota(
+        self, requests: Mapping[FlavorResource, int]
+    ) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` fit in the subtree quota, and what exceeds the private quota."""
+        return rn.quantities_fit_in_quota(self.node, requests)
 
 
 class ClusterQueueSnapshot:
@@ -257,6 +286,20 @@ class ClusterQueueSnapshot:
         """Usage within nominal in every one of ``frs``."""
         return rn.is_within_nominal_in_resources(self.node, frs)
 
+    def quantities_fit_in_quota(
+        self, requests: Mapping[FlavorResource, int]
+    ) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` fit in nominal quota, and what exceeds the private quota (to
+        ask the Cohort next; upstream ``QuantitiesFitInQuota``)."""
+        return rn.quantities_fit_in_quota(self.node, requests)
+
+    def resource_group_for(self, resource: str) -> ResourceGroup | None:
+        """The resource group covering ``resource`` (upstream ``RGByResource``)."""
+        for group in self.spec.resource_groups:
+            if resource in group.covered_resources:
+                return group
+        return None
+
     def height_of_lowest_subtree_that_fits(
         self, fr: FlavorResource, value: int
     ) -> tuple[int, bool]:
@@ -275,6 +318,14 @@ class ClusterQueueSnapshot:
             remaining -= tracking.local_available(fr)
             tracking = tracking.parent
         return parent.root().height(), False
+
+    def dominant_resource_share(
+        self, workload_request: Mapping[FlavorResource, int] | None = None
+    ) -> DRS:
+        """The queue's Dominant Resource Share in its Cohort (with ``workload_request`` added
+        to its usage when given)."""
+        weight = self.spec.fair_weight_milli / 1000
+        return dominant_resource_share(self, weight, workload_request, _lendable_of)
 
     def fits(self, usage: Mapping[FlavorResource, int]) -> bool:
         """Whether every amount of ``usage`` is within :meth:`available`."""
@@ -318,6 +369,12 @@ class ClusterQueueSnapshot:
         if wl is not None and wl.admission is not None:
             self.remove_usage(wl.admission.usage())
         return wl
+
+
+def _lendable_of(parent: rn.HierarchicalNode) -> Mapping[str, int]:
+    # Parents in a snapshot are always CohortSnapshots, which keep their lendable amounts.
+    assert isinstance(parent, CohortSnapshot)
+    return parent.lendable()
 
 
 @dataclass(slots=True)

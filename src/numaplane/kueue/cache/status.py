@@ -5,6 +5,7 @@ why not), and its usage rows (upstream ``clusterqueue.go`` ``updateQueueStatus``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -26,6 +27,7 @@ REASON_ADMISSION_CHECK_INACTIVE: Final = "AdmissionCheckInactive"
 REASON_MULTIPLE_MULTIKUEUE_CHECKS: Final = "MultipleMultiKueueAdmissionChecks"
 REASON_MULTIKUEUE_PER_FLAVOR: Final = "MultiKueueAdmissionCheckAppliedPerFlavor"
 REASON_MULTIKUEUE_WITH_PROVISIONING: Final = "MultiKueueWithProvisioningRequest"
+REASON_TOPOLOGY_NOT_FOUND: Final = "TopologyNotFound"
 REASON_UNKNOWN: Final = "Unknown"
 REASON_NOT_FOUND: Final = "NotFound"
 
@@ -63,6 +65,9 @@ class QueueHealth:
     multikueue_checks: tuple[str, ...] = ()
     per_flavor_multikueue_checks: tuple[str, ...] = ()
     provisioning_checks: tuple[str, ...] = ()
+    #: (flavor, topology) of each TAS flavor whose Topology does not exist (only tracked with
+    #: Topology Aware Scheduling on).
+    missing_topologies: tuple[tuple[str, str], ...] = ()
 
     @property
     def active(self) -> bool:
@@ -80,6 +85,8 @@ class QueueHealth:
             or len(self.multikueue_checks) > 1
             or self.per_flavor_multikueue_checks
             or (self.multikueue_checks and self.provisioning_checks)
+            # Topologies live on the workers of a MultiKueue manager.
+            or (self.missing_topologies and not self.multikueue_checks)
         )
 
     def condition(self) -> tuple[bool, str, str]:
@@ -127,6 +134,9 @@ class QueueHealth:
                 f"found: {','.join(self.multikueue_checks)}, "
                 f"{','.join(self.provisioning_checks)}"
             )
+        for flavor, topology in self.missing_topologies:
+            reasons.append(REASON_TOPOLOGY_NOT_FOUND)
+            messages.append(f'there is no Topology "{topology}" for TAS flavor "{flavor}"')
         if not reasons:
             return False, REASON_UNKNOWN, "Can't admit new workloads."
         message = f"Can't admit new workloads: {', '.join(messages)}."
@@ -137,8 +147,10 @@ def queue_health(
     cq: ClusterQueue,
     flavors: Mapping[str, ResourceFlavor],
     checks: Mapping[str, AdmissionCheck],
+    topologies: AbstractSet[str] | None = None,
 ) -> QueueHealth:
-    """Why ``cq`` cannot admit, given the flavors and admission checks that exist."""
+    """Why ``cq`` cannot admit, given the flavors, admission checks and (with Topology Aware
+    Scheduling on; None: off) Topologies that exist."""
     missing_flavors = tuple(name for name in all_flavors(cq) if name not in flavors)
     every = frozenset(all_flavors(cq))
     missing: list[str] = []
@@ -159,6 +171,16 @@ def queue_health(
             multikueue.add(name)
             if on_flavors != every:
                 per_flavor.append(name)
+    missing_topologies: list[tuple[str, str]] = []
+    if topologies is not None:
+        for name in sorted(set(all_flavors(cq))):
+            flavor = flavors.get(name)
+            if (
+                flavor is not None
+                and flavor.topology_name
+                and flavor.topology_name not in topologies
+            ):
+                missing_topologies.append((name, flavor.topology_name))
     return QueueHealth(
         stopped=cq.stop_policy not in ("", "None"),
         terminating=cq.deleting,
@@ -168,6 +190,7 @@ def queue_health(
         multikueue_checks=tuple(sorted(multikueue)),
         per_flavor_multikueue_checks=tuple(sorted(per_flavor)),
         provisioning_checks=tuple(sorted(provisioning)),
+        missing_topologies=tuple(missing_topologies),
     )
 
 

@@ -46,8 +46,10 @@ from numaplane.kueue.engine.state import (
     Outcome,
     Touched,
     Write,
+    chained,
     object_key,
     split_key,
+    with_kind,
     with_status,
 )
 from numaplane.kueue.engine.status import cluster_queue_status, local_queue_status
@@ -75,11 +77,24 @@ __all__ = [
     "Outcome",
     "Touched",
     "Write",
+    "chained",
     "object_key",
     "split_key",
 ]
 
 log = logging.getLogger(__name__)
+
+
+def _rv(obj: Obj) -> int | None:
+    text = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return int(text) if text.isdigit() else None
+
+
+def _older(new: Obj, old: Obj) -> bool:
+    """Whether ``new`` is an older version than ``old`` (resourceVersions are opaque to
+    clients, but every server numaplane talks to, its own and etcd's, counts up)."""
+    a, b = _rv(new), _rv(old)
+    return a is not None and b is not None and a < b
 
 
 class Engine(EngineState):
@@ -89,6 +104,10 @@ class Engine(EngineState):
         """An object was added or changed: update the cache and queues; what to look at."""
         key = object_key(obj)
         old = self.objects[kind].get(key)
+        if old is not None and _older(obj, old):
+            # A read that raced the watch (a refresh after a conflict) must not take the
+            # engine back: a pending version after our reservation would queue it again.
+            return Touched()
         self.objects[kind][key] = obj
         try:
             return rules.observe(self, kind, key, old, obj)
@@ -148,7 +167,7 @@ class Engine(EngineState):
         status = cluster_queue_status(self, name, raw, now)
         if status == (raw.get("status") or {}):
             return Outcome()
-        obj = {**with_status(raw, status), "kind": CLUSTER_QUEUE}
+        obj = with_kind(CLUSTER_QUEUE, with_status(raw, status))
         return Outcome(writes=[Write(STATUS, CLUSTER_QUEUE, obj)])
 
     def local_queue_status(self, key: str, now: float) -> Outcome:
@@ -159,5 +178,5 @@ class Engine(EngineState):
         status = local_queue_status(self, key, raw, now)
         if status == (raw.get("status") or {}):
             return Outcome()
-        obj = {**with_status(raw, status), "kind": LOCAL_QUEUE}
+        obj = with_kind(LOCAL_QUEUE, with_status(raw, status))
         return Outcome(writes=[Write(STATUS, LOCAL_QUEUE, obj)])

@@ -6,7 +6,9 @@ into a requeue and, when it changed, a status write (``requeueAndUpdate``)."""
 
 from __future__ import annotations
 
-from typing import Final
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Final
 
 from numaplane.kueue import constants as c
 from numaplane.kueue import workload as rules
@@ -47,39 +49,59 @@ def _queued_wait(raw: Obj, now: float) -> float:
     return max(0.0, now - since)
 
 
-def _reserve(state: EngineState, wl: Workload, admission: Admission, now: float) -> Write | None:
+def _conditions(status: Mapping[str, Any]) -> dict[str, tuple[str, str, str, float]]:
+    return {
+        str(cond.get("type")): (
+            str(cond.get("status", "")),
+            str(cond.get("reason", "")),
+            str(cond.get("message", "")),
+            parse_time(cond.get("lastTransitionTime")),
+        )
+        for cond in status.get("conditions") or ()
+    }
+
+
+def assumed_version(
+    wl: Workload, admission: Admission, status: Mapping[str, Any], raw: Obj
+) -> Workload:
+    """``wl`` as its reserved status reads, for a workload never evicted: only the admission
+    and the conditions change, so the model is derived rather than parsed again (the podSets'
+    quantities are the costly part of a parse, and a reservation leaves the spec alone)."""
+    return dataclasses.replace(wl, admission=admission, conditions=_conditions(status), raw=raw)
+
+
+def _reserve(
+    state: EngineState, wl: Workload, admission: Admission, considered: str, now: float
+) -> Write | None:
     raw = state.objects[WORKLOAD].get(wl.key)
     if raw is None:
         return None
     state.last_tried.pop(wl.key, None)
     cq = state.cluster_queues.get(admission.cluster_queue)
-    admission_dict = admission_to_dict(admission)
     # Admitted is synced with the reservation only when the workload already carries every
-    # check its ClusterQueue requires (upstream prepareWorkload / HasAllRequiredChecks); the
-    # workload controller adds missing checks afterwards.
-    status = rules.reserve_quota(raw, admission_dict, now, checks_complete=False)
-    complete = cq is None or rules.has_all_checks(
-        status, rules.admission_checks_for_workload(status, cq)
-    )
-    if complete:
-        status = rules.reserve_quota(raw, admission_dict, now, checks_complete=True)
+    # check its ClusterQueue requires (upstream prepareWorkload); else the workload
+    # controller adds the checks first.
+    status = rules.reserve_quota(raw, admission_to_dict(admission), now, cq=cq)
     new = with_status(raw, status)
-    assumed = state.parse_workload(new)
+    current = state.workloads.get(wl.key, wl)
+    if c.EVICTED in current.conditions:
+        # The flip of Evicted can move its queue-order time: read it the long way.
+        assumed = state.parse_workload(new)
+    else:
+        assumed = assumed_version(current, admission, status, new)
     state.cache.assume_workload(assumed)
     state.assumed[wl.key] = assumed
     obj = with_kind(WORKLOAD, new)
     events: list[Event] = []
     if not wl.has_quota_reservation:
         wait = _queued_wait(raw, now)
-        events.append(
-            Event(
-                obj,
-                NORMAL,
-                "QuotaReserved",
-                f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
-                f"queued was {wait:.0f}s",
-            )
+        message = (
+            f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
+            f"queued was {wait:.0f}s"
         )
+        if considered:
+            message += f"; Flavors considered: {considered}"
+        events.append(Event(obj, NORMAL, "QuotaReserved", message))
     if assumed.is_admitted:
         events.append(
             Event(
@@ -156,7 +178,10 @@ def cycle(state: EngineState, now: float) -> Outcome:
         last_tried=state.last_tried,
     )
     for reservation in result.reserved:
-        write = _reserve(state, reservation.workload, reservation.admission, now)
+        # The flavors tried that did not simply fit, when the cycle reports them (upstream
+        # appends FormatFlavorAssignmentAttemptsForEvents to the event).
+        considered = str(getattr(reservation, "flavors_considered", "") or "")
+        write = _reserve(state, reservation.workload, reservation.admission, considered, now)
         if write is not None:
             outcome.writes.append(write)
     for preemption in result.preempted:

@@ -93,10 +93,10 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
         parse.parse_workload_priority_class(obj)
         return Touched(jobs=_jobs_with_priority_class(state, key))
     if kind == NAMESPACE:
-        before = state.namespace_labels_all.get(key)
-        after = dict((obj.get("metadata") or {}).get("labels") or {})
-        state.namespace_labels_all[key] = after
-        if before != after:
+        labels_before = state.namespace_labels_all.get(key)
+        labels_after = dict((obj.get("metadata") or {}).get("labels") or {})
+        state.namespace_labels_all[key] = labels_after
+        if labels_before != labels_after:
             # A namespace that now matches a selector makes parked workloads admissible.
             return state.wake_tree(state.cluster_queues)
         return Touched()
@@ -172,11 +172,17 @@ def _observe_workload(state: EngineState, key: str, obj: Obj) -> Touched:
     state.workloads[key] = wl
     owner = owner_job_key(obj)
     _index_owner(state, key, owner)
-    # A version without admission does not undo an assumed reservation in the cache (it
-    # predates our write); the reserved version, a finished or a deactivated one does.
     state.cache.upsert_workload(wl)
-    if key in state.assumed and not state.cache.is_assumed(key):
-        del state.assumed[key]
+    assumed = state.assumed.get(key)
+    if assumed is not None:
+        if wl.has_quota_reservation or wl.is_finished or not wl.active or wl.deleting:
+            # Our reservation landed, or the workload no longer wants quota (then our write
+            # is refused on its stale resourceVersion).
+            del state.assumed[key]
+        else:
+            # A version older than our write (a pending status landing late): our
+            # reservation is still in flight, keep counting it so no one else gets the quota.
+            state.cache.assume_workload(assumed)
     # While a reservation is in flight the workload must not become a head again.
     queued = key not in state.assumed and state.queues.upsert_workload(wl)
     touched = Touched(workloads={key}, schedule=queued)

@@ -4,6 +4,7 @@ the pending queues) that the rules, the cycle and the status builders share."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -101,6 +102,9 @@ class Write:
     obj: Obj
     events: tuple[Event, ...] = ()
     assumed: str = ""
+    #: For an ``update``: the same change as a JSON merge patch, sent instead of the object
+    #: (no resourceVersion: the Job integration's edits of a Job).
+    patch: Mapping[str, Any] | None = None
 
     @property
     def key(self) -> str:
@@ -116,6 +120,12 @@ class Outcome:
     writes: list[Write] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     requeue_after: float | None = None
+    #: The writes depend on each other: made one after the other, stopping at the first that
+    #: fails, a later write of the same object carrying the resourceVersion the earlier one
+    #: left (:func:`chained`).
+    ordered: bool = False
+    #: Non-empty: the decision ended in an error (after its writes): retry with backoff.
+    error: str = ""
 
     def extend(self, other: Outcome) -> Outcome:
         """Add ``other``'s writes and events; the earlier requeue wins. Returns self."""
@@ -152,6 +162,16 @@ class Touched:
         return bool(
             self.workloads or self.jobs or self.cluster_queues or self.local_queues or self.schedule
         )
+
+
+def chained(write: Write, versions: Mapping[tuple[str, str], str]) -> Write:
+    """``write`` carrying the resourceVersion an earlier write of the same object in the same
+    ordered outcome left (``versions``: (kind, key) → resourceVersion)."""
+    rv = versions.get((write.kind, write.key))
+    if rv is None:
+        return write
+    meta = {**(write.obj.get("metadata") or {}), "resourceVersion": rv}
+    return dataclasses.replace(write, obj={**write.obj, "metadata": meta})
 
 
 def with_kind(kind: str, obj: Mapping[str, Any]) -> Obj:

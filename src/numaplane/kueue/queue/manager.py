@@ -60,8 +60,14 @@ class QueueManager:
         #: Pending workloads filed by LocalQueue key, whether or not that LocalQueue exists.
         self._by_lq: dict[str, dict[str, Workload]] = {}
         self._assigned: dict[str, str] = {}
+        #: Heads popped and not given back yet → their ClusterQueue, so deleting one (it was
+        #: reserved, finished or deleted meanwhile) still clears that queue's preemptor mark.
+        self._inflight: dict[str, str] = {}
         #: (requeueAt, workload key) of parked workloads in backoff; validated lazily.
         self._backoffs: list[tuple[float, str]] = []
+        #: ClusterQueue → the members of its cohort tree (None: in a cycle); rebuilt lazily
+        #: after a ClusterQueue or cohort change, so requeueing a tree costs O(tree).
+        self._trees: dict[str, tuple[str, ...] | None] | None = None
 
     # --- ClusterQueues and cohorts ------------------------------------------------------------
 
@@ -77,6 +83,7 @@ class QueueManager:
             queue = PendingWorkloads(name, cq.queueing_strategy)
             self._cqs[name] = queue
             self._cq_order = sorted(self._cqs)
+            self._trees = None
             self._cq_specs[name] = cq
             self._cq_active[name] = active
             for lq_key, lq in self._lqs.items():
@@ -89,10 +96,19 @@ class QueueManager:
         old_spec = self._cq_specs[name]
         was_active = self._cq_active[name]
         queue.queueing_strategy = cq.queueing_strategy
+        if old_spec.cohort != cq.cohort:
+            self._trees = None
         self._cq_specs[name] = cq
         self._cq_active[name] = active
         if old_spec != cq or (active and not was_active):
             self._queue_inadmissible_tree(name, now)
+
+    def set_cluster_queue_active(self, name: str, active: bool) -> None:
+        """Record a change of a ClusterQueue's ``Active`` condition alone (see
+        :meth:`upsert_cluster_queue`)."""
+        spec = self._cq_specs.get(name)
+        if spec is not None:
+            self.upsert_cluster_queue(spec, active=active)
 
     def delete_cluster_queue(self, name: str) -> None:
         """Forget a ClusterQueue; its workloads stay filed under their LocalQueues."""
@@ -101,21 +117,25 @@ class QueueManager:
         del self._cq_specs[name]
         del self._cq_active[name]
         self._cq_order = sorted(self._cqs)
+        self._trees = None
 
     def upsert_cohort(self, cohort: Cohort) -> None:
         """Add or update a Cohort's parent edge; requeues the inadmissible workloads of its
         tree (upstream ``AddOrUpdateCohort``)."""
         self._cohort_parent[cohort.name] = cohort.parent
+        self._trees = None
         now = self._clock()
         root = self._root_of_cohort(cohort.name)
-        if root is not None:
-            for cq_name in self._cq_order:
-                if self._root_of_cq(cq_name) == root:
-                    self._cqs[cq_name].queue_inadmissible(now)
+        if root is None:
+            return
+        for cq_name in self._cq_order:
+            if self._root_of_cq(cq_name) == f"cohort:{root}":
+                self._cqs[cq_name].queue_inadmissible(now)
 
     def delete_cohort(self, name: str) -> None:
         """Forget a Cohort object (a ClusterQueue may still name it: an implicit cohort)."""
         self._cohort_parent.pop(name, None)
+        self._trees = None
 
     def cluster_queue_names(self) -> list[str]:
         """Known ClusterQueues, sorted."""
@@ -185,6 +205,7 @@ class QueueManager:
         if not is_pending(wl):
             self.delete_workload(key)
             return False
+        self._inflight.pop(key, None)
         lq_key = local_queue_key(wl.namespace, wl.queue_name)
         previous = self._assigned.get(key)
         if previous is not None and previous != lq_key:
@@ -201,6 +222,9 @@ class QueueManager:
 
     def delete_workload(self, key: str) -> None:
         """Forget a workload (deleted, reserved, finished or deactivated)."""
+        popped_from = self._inflight.pop(key, None)
+        if popped_from is not None and popped_from in self._cqs:
+            self._cqs[popped_from].delete(key)
         lq_key = self._assigned.pop(key, None)
         if lq_key is None:
             return
@@ -221,15 +245,16 @@ class QueueManager:
         :mod:`numaplane.kueue.queue.cluster_queue`); StrictFIFO ignores ``immediate`` and keeps
         the head in the heap unless the reason is ``NamespaceMismatch``. Returns whether it was
         inserted."""
-        if not is_pending(wl):
-            return False
-        lq_key = local_queue_key(wl.namespace, wl.queue_name)
-        if lq_key not in self._lqs:
-            return False
         key = wl.key
+        if not is_pending(wl):
+            self.delete_workload(key)
+            return False
+        self._inflight.pop(key, None)
+        lq_key = local_queue_key(wl.namespace, wl.queue_name)
         previous = self._assigned.get(key)
         if previous is not None and previous != lq_key:
             self.delete_workload(key)
+        # Filed even when its LocalQueue is gone, so the LocalQueue's return adopts it.
         self._by_lq.setdefault(lq_key, {})[key] = wl
         self._assigned[key] = lq_key
         queue = self._feeding_queue(lq_key)
@@ -252,6 +277,7 @@ class QueueManager:
             if wl is None:
                 continue
             out.append(wl)
+            self._inflight[wl.key] = name
             lq_key = self._assigned.pop(wl.key, None)
             if lq_key is not None:
                 items = self._by_lq.get(lq_key)
@@ -361,17 +387,28 @@ class QueueManager:
         root = self._root_of_cohort(cohort)
         return None if root is None else f"cohort:{root}"
 
+    def _tree_of(self, cq_name: str) -> tuple[str, ...] | None:
+        trees = self._trees
+        if trees is None:
+            by_root: dict[str, list[str]] = {}
+            roots: dict[str, str | None] = {}
+            for name in self._cq_order:
+                root = self._root_of_cq(name)
+                roots[name] = root
+                if root is not None:
+                    by_root.setdefault(root, []).append(name)
+            trees = {
+                name: None if root is None else tuple(by_root[root]) for name, root in roots.items()
+            }
+            self._trees = trees
+        return trees.get(cq_name)
+
     def _queue_inadmissible_tree(
         self, cq_name: str, now: float, done: set[str] | None = None
     ) -> int:
-        root = self._root_of_cq(cq_name)
-        if root is None:
+        members = self._tree_of(cq_name)
+        if members is None:
             return 0
-        members: Iterable[str]
-        if root.startswith("cq:"):
-            members = (cq_name,)
-        else:
-            members = [n for n in self._cq_order if self._root_of_cq(n) == root]
         moved = 0
         for member in members:
             if done is not None:

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 LEASE_NAME: Final = "c1f6bfd2.kueue.x-k8s.io"
 DEFAULT_NAMESPACE: Final = "kueue-system"
 #: How long to wait for the Kueue API to be served (CRDs installed just before, say).
-API_WAIT_S: Final = 30.0
+API_WAIT_S: Final = 5.0
 
 
 def default_identity() -> str:
@@ -57,8 +57,15 @@ class KueueRunOptions:
 
     @property
     def namespace(self) -> str:
-        """Kueue's own namespace (where its Lease lives)."""
-        return str(getattr(self.config, "namespace", "") or DEFAULT_NAMESPACE)
+        """Where the Lease lives: the configuration's ``leaderElection.resourceNamespace``,
+        else Kueue's own namespace."""
+        election = self.config.leader_election
+        return election.resource_namespace or self.config.namespace or DEFAULT_NAMESPACE
+
+    @property
+    def lease_name(self) -> str:
+        """The Lease's name (``leaderElection.resourceName``, upstream's ID by default)."""
+        return self.config.leader_election.resource_name or LEASE_NAME
 
 
 async def check_api(client: KubeClient, wait_s: float = API_WAIT_S) -> None:
@@ -115,7 +122,7 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
         elector = LeaderElector(
             client,
             options.namespace,
-            LEASE_NAME,
+            options.lease_name,
             options.identity,
             lease_duration=options.lease_duration,
             renew_deadline=options.renew_deadline,
@@ -124,6 +131,6 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
             on_new_leader=options.on_leader_change,
         )
         await elector.run(work)
-        log.warning("lost lease %s/%s; campaigning again", options.namespace, LEASE_NAME)
+        log.warning("lost lease %s/%s; campaigning again", options.namespace, options.lease_name)
         if options.on_leader_change is not None:
             options.on_leader_change("")

@@ -25,7 +25,8 @@ from numaplane.kube.informer import EventHandler, Informer
 from numaplane.kube.workqueue import ExponentialRateLimiter, ShutDown, WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.config import KueueConfig
-from numaplane.kueue.engine import KINDS, Engine, Outcome, Touched
+from numaplane.kueue.engine import KINDS, Engine, Outcome, Touched, chained
+from numaplane.kueue.errors import KueueError
 from numaplane.kueue.runtime.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -192,9 +193,18 @@ class KueueRuntime:
                 backoff = min(backoff * 2, IDLE_BACKOFF_S[1])
 
     async def _execute(self, outcome: Outcome, source: str) -> None:
-        """Make ``outcome``'s writes (concurrently) and record its events."""
+        """Make ``outcome``'s writes (concurrently, or in order when they depend on each
+        other) and record its events."""
         self.writer.record(source, outcome.events)
-        if len(outcome.writes) == 1:
+        if outcome.ordered:
+            versions: dict[tuple[str, str], str] = {}
+            for write in outcome.writes:
+                rv = await self.writer.write(chained(write, versions), source, decode=True)
+                if rv is None:
+                    break
+                if rv:
+                    versions[(write.kind, write.key)] = rv
+        elif len(outcome.writes) == 1:
             await self.writer.write(outcome.writes[0], source)
         elif outcome.writes:
             results = await asyncio.gather(
@@ -203,6 +213,9 @@ class KueueRuntime:
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, KubeError):
                     raise result
+        if outcome.error:
+            # Upstream's reconciler returned an error: retried with the queue's backoff.
+            raise KueueError(outcome.error)
 
     async def _worker(self, queue: WorkQueue, handler: Callable[[str], Awaitable[None]]) -> None:
         while True:
@@ -215,7 +228,7 @@ class KueueRuntime:
                 queue.forget(key)
             except asyncio.CancelledError:
                 raise
-            except KubeError as err:
+            except (KubeError, KueueError) as err:
                 log.info("syncing %s: %s", key, err)
                 queue.add_rate_limited(key)
             except Exception:

@@ -57,30 +57,36 @@ class Writer:
         for event in events:
             recorder.event(event.obj, event.type, event.reason, event.message)
 
-    async def write(self, write: Write, source: str) -> bool:
-        """Make ``write``; whether it was made. A conflict refreshes the object in the engine
-        (so its reconciler runs again on the fresh one); any failure of a write carrying a
+    async def write(self, write: Write, source: str, *, decode: bool = False) -> str | None:
+        """Make ``write``; None when it was not made, else the resourceVersion it left (only
+        with ``decode``; "" otherwise). A conflict refreshes the object in the engine (so its
+        reconciler runs again on the fresh one); any failure of a write carrying a
         reservation forgets that reservation."""
         info = KINDS[write.kind]
         namespace, name = split_key(write.key)
         ns = namespace or None
         try:
+            result: dict[str, object] = {}
             if write.verb == STATUS:
-                await self.client.update(
+                result = await self.client.update(
                     info.api_version,
                     info.resource,
                     write.obj,
                     ns,
                     subresource="status",
-                    decode=False,
+                    decode=decode,
+                )
+            elif write.verb == UPDATE and write.patch is not None:
+                result = await self.client.patch(
+                    info.api_version, info.resource, name, dict(write.patch), ns, decode=decode
                 )
             elif write.verb == UPDATE:
-                await self.client.update(
-                    info.api_version, info.resource, write.obj, ns, decode=False
+                result = await self.client.update(
+                    info.api_version, info.resource, write.obj, ns, decode=decode
                 )
             elif write.verb == CREATE:
-                await self.client.create(
-                    info.api_version, info.resource, write.obj, ns, decode=False
+                result = await self.client.create(
+                    info.api_version, info.resource, write.obj, ns, decode=decode
                 )
             elif write.verb == DELETE:
                 await self.client.delete(
@@ -90,7 +96,7 @@ class Writer:
                 raise ValueError(f"unknown write verb {write.verb!r}")
         except ApiError as err:
             await self._refused(write, err)
-            return False
+            return None
         except KubeError as err:
             self.errors += 1
             log.info("%s %s %s: %s", write.verb, write.kind, write.key, err)
@@ -99,7 +105,8 @@ class Writer:
             raise
         self.written += 1
         self.record(source, write.events)
-        return True
+        meta = result.get("metadata") if isinstance(result, dict) else None
+        return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""
 
     async def _refused(self, write: Write, err: ApiError) -> None:
         if write.assumed:

@@ -100,6 +100,9 @@ class PreemptionPossibility(IntEnum):
     PREEMPT = 1
     RECLAIM = 2
 
+    def __str__(self) -> str:
+        return {0: "NoCandidates", 1: "Preempt", 2: "Reclaim"}[self.value]
+
 
 class _PMode(IntEnum):
     # upstream's granular preemptionMode, worst first
@@ -117,13 +120,14 @@ class _PMode(IntEnum):
         return FlavorAssignmentMode.PREEMPT
 
     def possibility(self) -> PreemptionPossibility | None:
-        return {
-            _PMode.NO_CANDIDATES: PreemptionPossibility.NO_CANDIDATES,
-            _PMode.PREEMPT: PreemptionPossibility.PREEMPT,
-            _PMode.RECLAIM: PreemptionPossibility.RECLAIM,
-        }.get(self)
+        return _TO_POSSIBILITY.get(self)
 
 
+_TO_POSSIBILITY: Final = {
+    _PMode.NO_CANDIDATES: PreemptionPossibility.NO_CANDIDATES,
+    _PMode.PREEMPT: PreemptionPossibility.PREEMPT,
+    _PMode.RECLAIM: PreemptionPossibility.RECLAIM,
+}
 _FROM_POSSIBILITY: Final = {
     PreemptionPossibility.NO_CANDIDATES: _PMode.NO_CANDIDATES,
     PreemptionPossibility.PREEMPT: _PMode.PREEMPT,
@@ -344,6 +348,28 @@ class Assignment:
         resolved (the scheduler then uses its own reason)."""
         return self.no_fit_reason
 
+    def flavors_considered(self) -> str:
+        """The flavors tried that did not simply fit, as upstream's QuotaReserved event appends
+        them (``FormatFlavorAssignmentAttemptsForEvents``): ``<ps>: <flavor>(<mode>[;borrow=N]
+        [;<reasons>]), ...`` per podSet, joined with ``" | "``; "" when every try fit."""
+        per_pod_set: list[str] = []
+        for ps in self.pod_sets:
+            shown: list[str] = []
+            for att in ps.attempts:
+                if att.mode is FlavorAssignmentMode.FIT and att.borrow == 0:
+                    continue
+                mode = (
+                    str(att.mode)
+                    if att.possibility is None
+                    else f"preemptionMode={att.possibility}"
+                )
+                borrow = f";borrow={att.borrow}" if att.borrow > 0 else ""
+                reasons = ";" + ";".join(att.reasons) if att.reasons else ""
+                shown.append(f"{att.flavor}({mode}{borrow}{reasons})")
+            if shown:
+                per_pod_set.append(f"{ps.name}: {', '.join(shown)}")
+        return " | ".join(per_pod_set)
+
     def to_admission(self, cq_name: str) -> Admission:
         """``status.admission`` for this assignment in ClusterQueue ``cq_name``."""
         return Admission(
@@ -451,8 +477,14 @@ class _Assigner(Generic[_CQ]):
     def assign(self, counts: Sequence[int] | None) -> Assignment:
         assignment = Assignment()
         covers_pods = _PODS in self.group_of
+        # Pods that finished give their quota back (upstream's TotalRequests, ReclaimablePods
+        # GA). Read by name: the field arrives with the model's parser.
+        reclaimable: Mapping[str, int] = getattr(self.wl, "reclaimable_pods", None) or {}
         for i, ps in enumerate(self.wl.pod_sets):
-            count = counts[i] if counts else ps.count
+            count = max(0, ps.count - reclaimable.get(ps.name, 0))
+            if counts and count != 0:
+                # upstream ScaledTo: a podSet with no pods left stays at 0
+                count = counts[i]
             requests = {res: value * count for res, value in ps.requests.items()}
             probe: dict[str, int] | None = None
             if covers_pods:
@@ -542,7 +574,12 @@ class _Assigner(Generic[_CQ]):
         tried: list[FlavorAttempt] = []
         attempted = -1
         names = [fq.name for fq in rg.flavors]
-        for idx in range(self._next_flavor(ps_index, res), len(names)):
+        start = self._next_flavor(ps_index, res)
+        if start >= len(names):
+            # Upstream drops the resume state when the ClusterQueue changes (its generation);
+            # an index past the flavors left can only come from such a change: start over.
+            start = 0
+        for idx in range(start, len(names)):
             attempted = idx
             fname = names[idx]
             mismatch = self._check_flavor(fname, ps)

@@ -74,7 +74,8 @@ def _requirement(expr: Mapping[str, Any], path: str) -> Requirement:
     operator = str(expr.get("operator", ""))
     op = _OPERATORS.get(operator)
     if op is None:
-        raise PodSetMatchError(f"{go_quote(operator)} is not a valid node selector operator")
+        # field.NotSupported(<path>.operator, op, nil), as nodeSelectorRequirementsAsSelector
+        raise PodSetMatchError(f"{path}.operator: Unsupported value: {go_quote(operator)}")
     values = expr.get("values")
     try:
         return new_requirement(
@@ -114,13 +115,15 @@ def matches_node_affinity(podset: PodSet, flavor: ResourceFlavor) -> bool:
         return True
     errors: list[str] = []
     for i, term in enumerate(terms):
-        try:
-            reqs = [
-                _requirement(e, f"nodeSelectorTerms[{i}].matchExpressions[{j}]")
-                for j, e in enumerate(term)
-            ]
-        except PodSetMatchError as err:
-            errors.append(str(err))
+        reqs: list[Requirement] = []
+        term_errors: list[str] = []
+        for j, e in enumerate(term):
+            try:
+                reqs.append(_requirement(e, f"nodeSelectorTerms[{i}].matchExpressions[{j}]"))
+            except PodSetMatchError as err:
+                term_errors.append(str(err))
+        if term_errors:
+            errors.extend(term_errors)
             continue
         if all(r.matches(labels) for r in reqs):
             return True

@@ -22,6 +22,7 @@ from numaplane.kueue.scheduler.preemption_candidates import (
     PreemptionContext,
     borrow_within_cohort_forbidden,
 )
+from numaplane.kueue.scheduler.preemption_fair import fair_preemptions
 from numaplane.kueue.scheduler.preemption_policy import cluster_queue_of, preemption_message
 
 
@@ -39,9 +40,11 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class PreemptionOptions:
-    """How the preemptor decides (fair sharing is not modelled; classical preemption only)."""
+    """How the preemptor decides: classical, or Fair Sharing with its preemption strategies
+    (``fairSharing.preemptionStrategies``; empty: upstream's default, S2-a then S2-b)."""
 
     fair_sharing: bool = False
+    strategies: tuple[str, ...] = ()
 
 
 def can_always_reclaim(cq: ClusterQueueSnapshot) -> bool:
@@ -92,7 +95,7 @@ class Preemptor:
         return self._targets(ctx, snapshot)
 
     def _targets(self, ctx: PreemptionContext, snapshot: Snapshot) -> list[Target]:
-        found = self._classical(ctx, snapshot)
+        found = self.search(ctx, snapshot)
         preemptor_path = ctx.cq.path()
         targets: list[Target] = []
         for wl, reason in found:
@@ -101,6 +104,20 @@ class Preemptor:
             message = preemption_message(ctx.wl, reason, preemptor_path, target_path)
             targets.append(Target(wl, reason, message, target_cq))
         return targets
+
+    def search(self, ctx: PreemptionContext, snapshot: Snapshot) -> list[tuple[Workload, str]]:
+        """The minimal set of (target, reason) for ``ctx``, by the configured strategy;
+        ``snapshot`` is left as it was."""
+        if not self.options.fair_sharing:
+            return self._classical(ctx, snapshot)
+        removed = fair_preemptions(
+            ctx, snapshot, self.now, self.options.strategies, lambda: _fits(ctx, True)
+        )
+        if not removed:
+            return []
+        chosen = _fill_back(ctx, snapshot, removed, True)
+        _restore(snapshot, (w for w, _ in chosen))
+        return chosen
 
     def _classical(self, ctx: PreemptionContext, snapshot: Snapshot) -> list[tuple[Workload, str]]:
         candidates = CandidateIterator(ctx, snapshot, self.now)
@@ -184,7 +201,7 @@ class PreemptionOracle:
         ctx = PreemptionContext(
             wl=wl, cq=cq, frs_need_preemption=frozenset({fr}), requests={fr: quantity}
         )
-        found = self._preemptor._classical(ctx, self._snapshot)
+        found = self._preemptor.search(ctx, self._snapshot)
         if not found:
             height, _ = cq.height_of_lowest_subtree_that_fits(fr, quantity)
             return PreemptionPossibility.NO_CANDIDATES, height

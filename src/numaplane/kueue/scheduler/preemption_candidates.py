@@ -93,16 +93,14 @@ def _is_above_borrowing_threshold(candidate: int, incoming: int, threshold: int 
     return threshold is not None and candidate > threshold
 
 
-def _classify(ctx: PreemptionContext, wl: Workload, cq_name: str, advantage: bool) -> Variant:
-    if not uses_resources(wl, ctx.frs_need_preemption):
-        return Variant.NEVER
-    same_cq = cq_name == ctx.cq.name
-    policy = (
-        ctx.cq.spec.preemption.within_cluster_queue
-        if same_cq
-        else ctx.cq.spec.preemption.reclaim_within_cohort
-    )
+def _classify(
+    ctx: PreemptionContext, wl: Workload, same_cq: bool, policy: str, advantage: bool
+) -> Variant:
+    # Both filters must pass; the policy (priorities) is cheaper than the resources, so it goes
+    # first (upstream checks the resources first: same result).
     if not satisfies_preemption_policy(ctx.wl, wl, policy):
+        return Variant.NEVER
+    if not uses_resources(wl, ctx.frs_need_preemption):
         return Variant.NEVER
     if same_cq:
         return Variant.WITHIN_CQ
@@ -117,9 +115,12 @@ def _classify(ctx: PreemptionContext, wl: Workload, cq_name: str, advantage: boo
 def _from_cq(
     ctx: PreemptionContext, cq: ClusterQueueSnapshot, lca: CohortSnapshot | None, advantage: bool
 ) -> list[_Candidate]:
+    same_cq = cq.name == ctx.cq.name
+    policy = ctx.cq.spec.preemption
+    rule = policy.within_cluster_queue if same_cq else policy.reclaim_within_cohort
     found: list[_Candidate] = []
     for wl in cq.workloads.values():
-        variant = _classify(ctx, wl, cq.name, advantage)
+        variant = _classify(ctx, wl, same_cq, rule, advantage)
         if variant is not Variant.NEVER:
             found.append(_Candidate(wl, cq.name, lca, variant))
     return found

@@ -5,7 +5,7 @@ them, and say for everything else why it waits and how it goes back to its queue
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -16,6 +16,7 @@ from numaplane.kueue.constants import CHECK_REJECTED, CHECK_RETRY
 from numaplane.kueue.resources import FlavorResource
 from numaplane.kueue.scheduler import entry as en
 from numaplane.kueue.scheduler.entry import Entry, PodSetReducer
+from numaplane.kueue.scheduler.entry_fair_sharing import FairSharingIterator
 from numaplane.kueue.scheduler.flavorassigner import (
     Assignment,
     FlavorAssignmentMode,
@@ -59,8 +60,10 @@ class SchedulerOptions:
     priority_sorting_within_cohort: bool = True
     #: ``PartialAdmission`` (beta, on).
     partial_admission: bool = True
-    #: Fair sharing (not modelled: classical preemption and ordering are used).
+    #: ``fairSharing.enable``: entries in Dominant Resource Share order, fair preemption.
     fair_sharing: bool = False
+    #: ``fairSharing.preemptionStrategies`` (empty: upstream's default).
+    fair_preemption_strategies: tuple[str, ...] = ()
     #: ``waitForPodsReady.blockAdmission`` (with waitForPodsReady enabled): a reservation waits
     #: until every reserving workload has ``PodsReady=True``.
     block_admission: bool = False
@@ -134,14 +137,22 @@ def schedule(
     quota has ``PodsReady=True`` (only read with ``block_admission``).
     ``snapshot`` gets the usage of what this cycle reserves (and what it holds back for
     preemptors), nothing else."""
-    preemptor = Preemptor(now, PreemptionOptions(fair_sharing=options.fair_sharing))
+    preemptor = Preemptor(
+        now,
+        PreemptionOptions(options.fair_sharing, options.fair_preemption_strategies),
+    )
     entries, inadmissible = _nominate(
         snapshot, heads, preemptor, options, local_queues or {}, namespace_labels, last_tried or {}
     )
     result = CycleResult()
     preempted: dict[str, Workload] = {}
     gate = _PodsReadyGate(options.block_admission, all_pods_ready)
-    for e in en.order_entries(entries, options.priority_sorting_within_cohort):
+    ordered: Iterable[Entry] = (
+        FairSharingIterator(entries, snapshot, options.priority_sorting_within_cohort)
+        if options.fair_sharing
+        else en.order_entries(entries, options.priority_sorting_within_cohort)
+    )
+    for e in ordered:
         _process(e, snapshot, preempted, result, gate)
     for e in entries:
         if e.status != en.ASSUMED:
@@ -214,7 +225,8 @@ def _assignments(
     """The full assignment, or a reduced one when partial admission finds counts that fit
     (upstream ``getInitialAssignments``)."""
     oracle = PreemptionOracle(preemptor, snapshot)
-    full = assign_flavors(wl, cq, snapshot, oracle, last_tried=last_tried)
+    fair = options.fair_sharing
+    full = assign_flavors(wl, cq, snapshot, oracle, last_tried=last_tried, enable_fair_sharing=fair)
     if full.mode is FlavorAssignmentMode.FIT:
         return full, []
     if full.mode is FlavorAssignmentMode.PREEMPT:

@@ -10,22 +10,20 @@ from numaplane.kueue.workload.checks import (
     has_all_checks,
     sync_admission_checks,
 )
-from numaplane.kueue.workload.reconcile import (
-    WorkloadDecision,
-    WorkloadOptions,
-    reconcile_workload,
-    requeue_after_backoff,
-)
-from numaplane.kueue.workload.status import (
-    Event,
+from numaplane.kueue.workload.decision import WorkloadDecision, WorkloadOptions
+from numaplane.kueue.workload.eviction import (
     deactivate,
     evict,
     eviction_event,
-    finish,
     preempted,
-    release_quota,
-    reserve_quota,
     set_deactivation_target,
+)
+from numaplane.kueue.workload.reconcile import reconcile_workload, requeue_after_backoff
+from numaplane.kueue.workload.reservation import reserve_quota
+from numaplane.kueue.workload.status import (
+    Event,
+    finish,
+    release_quota,
     set_pending,
     set_pods_ready,
     sync_admitted,

@@ -7,7 +7,6 @@ calls again on the next observation, as the controller reconciles again on its o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from numaplane.kueue.api.conditions import find_condition, format_time, parse_time, set_condition
@@ -19,11 +18,9 @@ from numaplane.kueue.api.model import (
     LocalQueue,
 )
 from numaplane.kueue.constants import (
-    ADMITTED,
     CHECK_REJECTED,
     CHECK_RETRY,
     DEACTIVATION_TARGET,
-    PODS_READY,
     QUOTA_RESERVED,
     REASON_ADMISSION_CHECK,
     REASON_BACKOFF_FINISHED,
@@ -34,14 +31,15 @@ from numaplane.kueue.constants import (
     REQUEUED,
 )
 from numaplane.kueue.workload import checks as ac
+from numaplane.kueue.workload import eviction as ev
 from numaplane.kueue.workload import status as st
+from numaplane.kueue.workload import timeouts as tm
+from numaplane.kueue.workload.decision import DEFAULT_OPTIONS, WorkloadDecision, WorkloadOptions
 from numaplane.kueue.workload.status import Event, Status
 
 REASON_REACTIVATED: Final = "Reactivated"
 REASON_CLUSTER_QUEUE_RESTARTED: Final = "ClusterQueueRestarted"
 REASON_LOCAL_QUEUE_RESTARTED: Final = "LocalQueueRestarted"
-REASON_REQUEUING_LIMIT_EXCEEDED: Final = "RequeuingLimitExceeded"
-REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED: Final = "MaximumExecutionTimeExceeded"
 REASON_MISCONFIGURED: Final = "Misconfigured"
 REASON_SUSPENDED: Final = "Suspended"
 MSG_PENDING_EVALUATION: Final = "Workload is pending evaluation in the scheduling queue"
@@ -60,35 +58,6 @@ SCHEDULER_REASONS: Final = frozenset(
         "Inadmissible",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadOptions:
-    """The parts of Kueue's ``Configuration`` the workload rules read: ``waitForPodsReady``
-    (``pods_ready_timeout`` None: disabled) and its ``requeuingStrategy``."""
-
-    pods_ready_timeout: float | None = None
-    recovery_timeout: float | None = None
-    #: None: requeue forever.
-    backoff_limit_count: int | None = None
-    backoff_base_seconds: int = 60
-    backoff_max_seconds: int = 3600
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadDecision:
-    """What one reconcile pass wants written."""
-
-    #: The whole new ``status`` to write, or None when the status stays as it is.
-    new_status: Status | None = None
-    events: tuple[Event, ...] = ()
-    #: Seconds until the workload must be reconciled again (backoff, PodsReady timeout,
-    #: maximum execution time), if any.
-    requeue_after: float | None = None
-    #: ``spec.active=false`` to write (a ``DeactivationTarget`` was reached).
-    deactivate: bool = False
-    #: Names of the steps taken, for logs and tests.
-    steps: tuple[str, ...] = field(default=())
 
 
 _NOTHING: Final = WorkloadDecision()
@@ -115,7 +84,7 @@ def _requeue_at(status: Mapping[str, Any]) -> float | None:
 
 
 def requeue_after_backoff(
-    raw: Mapping[str, Any], now: float, config: WorkloadOptions = WorkloadOptions()
+    raw: Mapping[str, Any], now: float, config: WorkloadOptions = DEFAULT_OPTIONS
 ) -> Status:
     """The controller's requeue step for an active workload with ``Requeued=False``:
     ``Deactivated`` → True ``Reactivated`` "The workload was reactivated"; ``PodsReadyTimeout``
@@ -125,7 +94,8 @@ def requeue_after_backoff(
     del config
     status = st.status_copy(raw)
     reason = _requeued_false_reason(status)
-    if reason == REASON_DEACTIVATED:
+    if reason is not None and reason.startswith(REASON_DEACTIVATED):
+        # "Deactivated" or a derived "DeactivatedDueTo<cause>".
         st.set_requeued(status, REASON_REACTIVATED, "The workload was reactivated", True, now)
     elif reason in (REASON_PODS_READY_TIMEOUT, REASON_ADMISSION_CHECK):
         at = _requeue_at(status)
@@ -169,7 +139,7 @@ def reconcile_workload(
     cq: ClusterQueue | None,
     checks: Mapping[str, AdmissionCheck] | None,
     now: float,
-    config: WorkloadOptions = WorkloadOptions(),
+    config: WorkloadOptions = DEFAULT_OPTIONS,
     *,
     lq: LocalQueue | None = None,
     cq_active: bool = True,
@@ -182,6 +152,14 @@ def reconcile_workload(
     status = st.status_copy(raw)
     if st.is_finished(status):
         return _NOTHING
+    retry_at = ac.max_retry_time(status)
+    if retry_at is not None and retry_at > now:
+        # An admission check asked to retry later (KEP-3258, upstream NeedsRequeueAtUpdate):
+        # hold the workload until then; a later requeueAt already set is never moved back.
+        current = _requeue_at(status)
+        if current is None or current < retry_at:
+            status.setdefault("requeueState", {})["requeueAt"] = format_time(retry_at)
+            return WorkloadDecision(new_status=status, steps=("retry-time",))
     if st.is_active(raw):
         if st.condition_true(status, DEACTIVATION_TARGET):
             return WorkloadDecision(deactivate=True, steps=("deactivate",))
@@ -199,14 +177,14 @@ def reconcile_workload(
     else:
         if not st.is_evicted(status) or "requeueState" in status:
             evicting = not st.is_evicted(status)
-            new_status = st.deactivate(raw, now)
+            new_status = ev.deactivate(raw, now)
             events: tuple[Event, ...] = ()
             if evicting and status.get("admission") is not None:
                 evicted = find_condition(new_status.get("conditions"), "Evicted") or {}
                 target = find_condition(status.get("conditions"), DEACTIVATION_TARGET)
                 cause = str(target.get("reason", "")) if target is not None else ""
                 events = (
-                    st.eviction_event(REASON_DEACTIVATED, str(evicted.get("message", "")), cause),
+                    ev.eviction_event(REASON_DEACTIVATED, str(evicted.get("message", "")), cause),
                 )
             return WorkloadDecision(new_status=new_status, events=events, steps=("deactivated",))
 
@@ -239,9 +217,10 @@ def reconcile_workload(
         if not st.has_quota_reservation(status):
             want = _pending_reason(raw, status, cq, lq, cq_active)
             if want is not None:
-                set_condition(
-                    status.setdefault("conditions", []), QUOTA_RESERVED, "False", *want, now
-                )
+                reason, message = want[0], st.truncate_condition_message(want[1])
+                conditions = st.conditions_list(status)
+                gen = st.generation_of(raw)
+                set_condition(conditions, QUOTA_RESERVED, "False", reason, message, now, gen)
         status = st.sync_admitted(_with_status(raw, status), now)
         if (new := _changed(raw, status)) is not None:
             events = ()
@@ -278,19 +257,18 @@ def _reconcile_reserved(
     ):
         if ac.has_rejected_checks(status):
             message = ac.checks_message(ac.checks_in_state(status, CHECK_REJECTED), CHECK_REJECTED)
-            new = st.set_deactivation_target(raw, REASON_ADMISSION_CHECK, message, now)
-            event = Event("Warning", "AdmissionCheckRejected", f"Deactivated due to {message}")
+            new = ev.set_deactivation_target(raw, REASON_ADMISSION_CHECK, message, now)
+            event = Event(
+                "Warning",
+                "AdmissionCheckRejected",
+                st.truncate_event_message(f"Deactivated due to {message}"),
+            )
             return WorkloadDecision(new_status=new, events=(event,), steps=("checks-rejected",))
         message = "Evicted due to " + ac.checks_message(
             ac.checks_in_state(status, CHECK_RETRY), CHECK_RETRY
         )
-        retry_at = ac.max_retry_time(status)
-        new = st.evict(raw, REASON_ADMISSION_CHECK, message, now)
-        if retry_at is not None and retry_at > now:
-            current = _requeue_at(new)
-            if current is None or current < retry_at:
-                new.setdefault("requeueState", {})["requeueAt"] = format_time(retry_at)
-        event = st.eviction_event(REASON_ADMISSION_CHECK, message)
+        new = ev.evict(raw, REASON_ADMISSION_CHECK, message, now)
+        event = ev.eviction_event(REASON_ADMISSION_CHECK, message)
         return WorkloadDecision(new_status=new, events=(event,), steps=("checks-retry",))
 
     queue_name = (raw.get("spec") or {}).get("queueName", "")
@@ -305,10 +283,10 @@ def _reconcile_reserved(
             if stop != STOP_HOLD_AND_DRAIN or st.is_evicted(status):
                 continue
             message = f"The {kind} is stopped"
-            new = st.evict(raw, stop_reason, message, now)
+            new = ev.evict(raw, stop_reason, message, now)
             return WorkloadDecision(
                 new_status=new,
-                events=(st.eviction_event(stop_reason, message),),
+                events=(ev.eviction_event(stop_reason, message),),
                 steps=(f"{kind}-drain",),
             )
         if obj is None:
@@ -320,10 +298,10 @@ def _reconcile_reserved(
             new = st.set_pending(raw, REASON_SUSPENDED, f"{kind} {missing_name} is stopped", now)
             return WorkloadDecision(new_status=_changed(raw, new), steps=(f"{kind}-stopped",))
 
-    pods_after, decision = _pods_ready_timeout(raw, status, now, config)
+    pods_after, decision = tm.pods_ready_timeout(raw, status, now, config)
     if decision is not None:
         return decision
-    exec_after, decision = _max_execution_time(raw, status, now)
+    exec_after, decision = tm.max_execution_time(raw, status, now)
     if decision is not None:
         return decision
     waits = [w for w in (pods_after, exec_after) if w is not None and w > 0]
@@ -336,70 +314,3 @@ def _cq_name(status: Mapping[str, Any], lq: LocalQueue | None, cq: ClusterQueue 
     if lq is not None:
         return lq.cluster_queue
     return str((status.get("admission") or {}).get("clusterQueue", ""))
-
-
-def _pods_ready_timeout(
-    raw: Mapping[str, Any], status: Status, now: float, config: WorkloadOptions
-) -> tuple[float | None, WorkloadDecision | None]:
-    """Upstream ``reconcileNotReadyTimeout`` + ``admittedNotReadyWorkload``."""
-    timeout = config.pods_ready_timeout
-    if timeout is None or not st.is_active(raw) or st.is_evicted(status):
-        return None, None
-    if not st.is_admitted(status):
-        return None, None
-    ready = find_condition(status.get("conditions"), PODS_READY)
-    if ready is not None and ready.get("status") == "True":
-        return None, None
-    if ready is None or ready.get("reason") in (st.REASON_WAIT_FOR_START, "PodsReady"):
-        admitted = find_condition(status.get("conditions"), ADMITTED) or {}
-        cause = st.REASON_WAIT_FOR_START
-        remaining = timeout - (now - parse_time(admitted.get("lastTransitionTime")))
-    elif ready.get("reason") == st.REASON_WAIT_FOR_RECOVERY and config.recovery_timeout is not None:
-        cause = st.REASON_WAIT_FOR_RECOVERY
-        remaining = config.recovery_timeout - (now - parse_time(ready.get("lastTransitionTime")))
-    else:
-        return None, None
-    if remaining > 0:
-        return remaining, None
-    count = int((status.get("requeueState") or {}).get("count") or 0)
-    limit = config.backoff_limit_count
-    if limit is not None and count + 1 > limit:
-        new = st.set_deactivation_target(
-            raw,
-            REASON_REQUEUING_LIMIT_EXCEEDED,
-            "exceeding the maximum number of re-queuing retries",
-            now,
-        )
-        return None, WorkloadDecision(new_status=_changed(raw, new), steps=("requeuing-limit",))
-    meta = raw.get("metadata") or {}
-    message = f"Exceeded the PodsReady timeout {meta.get('namespace', '')}/{meta.get('name', '')}"
-    new = st.evict(raw, REASON_PODS_READY_TIMEOUT, message, now, underlying_cause=cause)
-    st.update_requeue_state(new, now, config.backoff_base_seconds, config.backoff_max_seconds)
-    event = st.eviction_event(REASON_PODS_READY_TIMEOUT, message)
-    return None, WorkloadDecision(new_status=new, events=(event,), steps=("pods-ready-timeout",))
-
-
-def _max_execution_time(
-    raw: Mapping[str, Any], status: Status, now: float
-) -> tuple[float | None, WorkloadDecision | None]:
-    """Upstream ``reconcileMaxExecutionTime``."""
-    limit = (raw.get("spec") or {}).get("maximumExecutionTimeSeconds")
-    admitted = find_condition(status.get("conditions"), ADMITTED)
-    if limit is None or admitted is None or admitted.get("status") != "True":
-        return None, None
-    past = int(status.get("accumulatedPastExecutionTimeSeconds") or 0)
-    remaining = (int(limit) - past) - (now - parse_time(admitted.get("lastTransitionTime")))
-    if remaining > 0:
-        return remaining, None
-    if st.condition_true(status, DEACTIVATION_TARGET):
-        return None, None
-    new = st.set_deactivation_target(
-        raw, REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED, "exceeding the maximum execution time", now
-    )
-    new.pop("accumulatedPastExecutionTimeSeconds", None)
-    event = Event(
-        "Warning",
-        REASON_MAXIMUM_EXECUTION_TIME_EXCEEDED,
-        f"The maximum execution time ({int(limit)}s) exceeded",
-    )
-    return None, WorkloadDecision(new_status=new, events=(event,), steps=("max-execution-time",))

@@ -17,24 +17,17 @@ from numaplane.kueue.api.conditions import (
     find_condition,
     format_time,
     parse_time,
-    remove_condition,
     set_condition,
 )
 from numaplane.kueue.constants import (
     ADMITTED,
-    CHECK_PENDING,
     CHECK_READY,
-    CHECK_RETRY,
-    DEACTIVATION_TARGET,
     EVICTED,
     FINISHED,
     PODS_READY,
-    PREEMPTED,
     QUOTA_RESERVED,
-    REASON_DEACTIVATED,
     REASON_NO_RESERVATION,
     REASON_PREEMPTED,
-    REASON_QUOTA_RESERVED,
     REASON_UNSATISFIED_CHECKS,
     REQUEUED,
 )
@@ -68,6 +61,28 @@ MSG_READY: Final = "All pods reached readiness and the workload is running"
 _REQUEUE_AT_ONCE: Final = frozenset({REASON_PREEMPTED, REASON_NODE_FAILURES})
 
 
+_MAX_CONDITION_MESSAGE: Final = 32 * 1024
+_MAX_EVENT_MESSAGE: Final = 1024
+
+
+def _truncate(message: str, limit: int) -> str:
+    # Upstream cuts bytes and appends " ..." (util/api truncateMessage).
+    data = message.encode()
+    if len(data) <= limit:
+        return message
+    return data[: limit - 4].decode(errors="ignore") + " ..."
+
+
+def truncate_condition_message(message: str) -> str:
+    """Upstream ``TruncateConditionMessage``: at most 32 KiB, ending in " ..." when cut."""
+    return _truncate(message, _MAX_CONDITION_MESSAGE)
+
+
+def truncate_event_message(message: str) -> str:
+    """Upstream ``TruncateEventMessage``: at most 1 KiB, ending in " ..." when cut."""
+    return _truncate(message, _MAX_EVENT_MESSAGE)
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """An event to record on the Workload: ``type`` is ``Normal`` or ``Warning``."""
@@ -85,7 +100,8 @@ def status_copy(raw: Mapping[str, Any]) -> Status:
     return copy.deepcopy(dict(raw.get("status") or {}))
 
 
-def _conditions(status: Status) -> list[dict[str, Any]]:
+def conditions_list(status: Status) -> list[dict[str, Any]]:
+    """``status.conditions`` as a list to edit in place (created when absent)."""
     conditions = status.get("conditions")
     if not isinstance(conditions, list):
         conditions = []
@@ -93,7 +109,8 @@ def _conditions(status: Status) -> list[dict[str, Any]]:
     return conditions
 
 
-def _generation(raw: Mapping[str, Any]) -> int | None:
+def generation_of(raw: Mapping[str, Any]) -> int | None:
+    """``metadata.generation`` (the conditions' ``observedGeneration``), if set."""
     generation = (raw.get("metadata") or {}).get("generation")
     return generation if isinstance(generation, int) else None
 
@@ -169,7 +186,8 @@ def has_topology_assignments_pending(status: Mapping[str, Any]) -> bool:
 # --- Admitted -----------------------------------------------------------------------------------
 
 
-def _sync_admitted_into(status: Status, now: float, generation: int | None) -> None:
+def sync_admitted_into(status: Status, now: float, generation: int | None) -> None:
+    """:func:`sync_admitted` on a status being built (in place)."""
     reserved = has_quota_reservation(status)
     should = (
         reserved and has_all_checks_ready(status) and not has_topology_assignments_pending(status)
@@ -193,7 +211,7 @@ def _sync_admitted_into(status: Status, now: float, generation: int | None) -> N
         ran = int(now - parse_time(old.get("lastTransitionTime")))
         past = status.get("accumulatedPastExecutionTimeSeconds")
         status["accumulatedPastExecutionTimeSeconds"] = (past or 0) + ran
-    set_condition(_conditions(status), ADMITTED, *want, now, generation)
+    set_condition(conditions_list(status), ADMITTED, *want, now, generation)
 
 
 def sync_admitted(raw: Mapping[str, Any], now: float) -> Status:
@@ -202,70 +220,46 @@ def sync_admitted(raw: Mapping[str, Any], now: float) -> Status:
     the reason that blocks it (``NoReservation``, ``UnsatisfiedAdmissionChecks``,
     ``PendingDelayedTopologyRequests``, ``Finished``)."""
     status = status_copy(raw)
-    _sync_admitted_into(status, now, _generation(raw))
+    sync_admitted_into(status, now, generation_of(raw))
     return status
 
 
 # --- quota reservation --------------------------------------------------------------------------
 
 
-def _reset_active(status: Status, kind: str, reason: str, now: float, gen: int | None) -> None:
+def reset_active_condition(
+    status: Status, kind: str, reason: str, now: float, gen: int | None
+) -> None:
+    """Upstream ``resetActiveCondition``: a True condition becomes False, "Previously: <msg>"."""
     old = find_condition(status.get("conditions"), kind)
     if old is None or old.get("status") != "True":
         return
-    message = "Previously: " + str(old.get("message", ""))
-    set_condition(_conditions(status), kind, "False", reason, message, now, gen)
-
-
-def reserve_quota(
-    raw: Mapping[str, Any],
-    admission: Mapping[str, Any],
-    now: float,
-    *,
-    checks_complete: bool = True,
-) -> Status:
-    """Upstream ``SetQuotaReservation`` (+ the scheduler's ``SyncAdmittedCondition``):
-    ``status.admission`` set, ``QuotaReserved=True`` "Quota reserved in ClusterQueue <cq>",
-    ``Evicted``/``Preempted``/``BlockedOnPreemptionGates`` that were True flipped to False
-    (reason ``QuotaReserved``, "Previously: <msg>"). ``Admitted`` is synced only when the
-    workload already carries every check its ClusterQueue requires (``checks_complete``, see
-    :func:`numaplane.kueue.workload.checks.has_all_checks`)."""
-    status = status_copy(raw)
-    gen = _generation(raw)
-    status["admission"] = copy.deepcopy(dict(admission))
-    cq = admission.get("clusterQueue", "")
-    message = f"Quota reserved in ClusterQueue {cq}"
-    set_condition(
-        _conditions(status), QUOTA_RESERVED, "True", REASON_QUOTA_RESERVED, message, now, gen
-    )
-    for kind in (EVICTED, PREEMPTED, BLOCKED_ON_PREEMPTION_GATES):
-        _reset_active(status, kind, REASON_QUOTA_RESERVED, now, gen)
-    if checks_complete:
-        _sync_admitted_into(status, now, gen)
-    return status
+    message = truncate_condition_message("Previously: " + str(old.get("message", "")))
+    set_condition(conditions_list(status), kind, "False", reason, message, now, gen)
 
 
 def _unset_reservation_into(
     status: Status, reason: str, message: str, now: float, gen: int | None
 ) -> None:
-    set_condition(_conditions(status), QUOTA_RESERVED, "False", reason, message, now, gen)
+    message = truncate_condition_message(message)
+    set_condition(conditions_list(status), QUOTA_RESERVED, "False", reason, message, now, gen)
     status.pop("admission", None)
-    _sync_admitted_into(status, now, gen)
+    sync_admitted_into(status, now, gen)
 
 
 def set_pending(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
     """Upstream ``UnsetQuotaReservationWithCondition``: ``QuotaReserved=False`` with the
     scheduler's (or controller's) reason and message, no admission, ``Admitted`` synced."""
     status = status_copy(raw)
-    _unset_reservation_into(status, reason, message, now, _generation(raw))
+    _unset_reservation_into(status, reason, message, now, generation_of(raw))
     return status
 
 
 def set_requeued(status: Status, reason: str, message: str, requeued: bool, now: float) -> None:
     """Upstream ``SetRequeuedCondition`` on a status being built (edits in place)."""
-    set_condition(
-        _conditions(status), REQUEUED, "True" if requeued else "False", reason, message, now
-    )
+    flag = "True" if requeued else "False"
+    message = truncate_condition_message(message)
+    set_condition(conditions_list(status), REQUEUED, flag, reason, message, now)
 
 
 def release_quota(raw: Mapping[str, Any], now: float) -> Status:
@@ -274,7 +268,7 @@ def release_quota(raw: Mapping[str, Any], now: float) -> Status:
     ``QuotaReserved=False`` (``PendingEvaluation``, the eviction message), admission cleared.
     Quota is released only here (SPEC §2.5 step 2)."""
     status = status_copy(raw)
-    gen = _generation(raw)
+    gen = generation_of(raw)
     evicted = find_condition(status.get("conditions"), EVICTED)
     message = ""
     if evicted is not None and evicted.get("status") == "True":
@@ -282,7 +276,7 @@ def release_quota(raw: Mapping[str, Any], now: float) -> Status:
         message = str(evicted.get("message", ""))
         requeued = reason in _REQUEUE_AT_ONCE
         set_condition(
-            _conditions(status),
+            conditions_list(status),
             REQUEUED,
             "True" if requeued else "False",
             reason,
@@ -294,139 +288,7 @@ def release_quota(raw: Mapping[str, Any], now: float) -> Status:
     return status
 
 
-# --- eviction -----------------------------------------------------------------------------------
-
-
-def reset_checks_on_eviction(status: Status, now: float) -> None:
-    """Upstream ``resetChecksOnEviction`` (in place): every non-Pending check back to Pending,
-    "Reset to Pending after eviction. Previously: <state>"; ``retryCount`` +1 for a Retry;
-    ``requeueAfterSeconds`` kept; pod set updates dropped."""
-    for i, check in enumerate(checks_of(status)):
-        old_state = check.get("state")
-        if old_state == CHECK_PENDING:
-            continue
-        fresh: dict[str, Any] = {
-            "name": check.get("name"),
-            "state": CHECK_PENDING,
-            "message": f"Reset to Pending after eviction. Previously: {old_state}",
-            "lastTransitionTime": format_time(now),
-        }
-        if check.get("requeueAfterSeconds") is not None:
-            fresh["requeueAfterSeconds"] = check["requeueAfterSeconds"]
-        if old_state == CHECK_RETRY:
-            fresh["retryCount"] = int(check.get("retryCount") or 0) + 1
-        status["admissionChecks"][i] = fresh
-
-
-def reason_with_cause(reason: str, cause: str) -> str:
-    """Upstream ``ReasonWithCause``: ``<reason>DueTo<cause>``."""
-    return f"{reason}DueTo{cause}"
-
-
-def _count_eviction(status: Status, reason: str, cause: str) -> None:
-    stats = status.setdefault("schedulingStats", {})
-    evictions = stats.setdefault("evictions", [])
-    for entry in evictions:
-        if entry.get("reason") == reason and entry.get("underlyingCause", "") == cause:
-            entry["count"] = int(entry.get("count") or 0) + 1
-            return
-    entry = {"reason": reason, "count": 1}
-    if cause:
-        entry["underlyingCause"] = cause
-    evictions.append(entry)
-
-
-def _evict_into(
-    status: Status, reason: str, message: str, cause: str, now: float, gen: int | None
-) -> None:
-    evicted_reason = (
-        reason_with_cause(reason, cause) if reason == REASON_DEACTIVATED and cause else reason
-    )
-    set_condition(_conditions(status), EVICTED, "True", evicted_reason, message, now, gen)
-    status.pop("clusterName", None)
-    status.pop("nominatedClusterNames", None)
-    reset_checks_on_eviction(status, now)
-    status.pop("unhealthyNodes", None)
-    blocked = find_condition(status.get("conditions"), BLOCKED_ON_PREEMPTION_GATES)
-    if blocked is not None and blocked.get("status") == "True":
-        set_condition(
-            _conditions(status),
-            BLOCKED_ON_PREEMPTION_GATES,
-            "False",
-            evicted_reason,
-            message,
-            now,
-            gen,
-        )
-    for gate in status.get("preemptionGates") or ():
-        gate["position"] = "Closed"
-        gate["lastTransitionTime"] = format_time(now)
-    _count_eviction(status, reason, cause)
-
-
-def evict(
-    raw: Mapping[str, Any], reason: str, message: str, now: float, *, underlying_cause: str = ""
-) -> Status:
-    """Upstream ``Evict`` (``prepareForEviction``): ``Evicted=True`` (reason, or
-    ``DeactivatedDueTo<cause>``), cluster nomination cleared, checks reset to Pending,
-    unhealthy nodes cleared, ``BlockedOnPreemptionGates`` False, preemption gates closed, the
-    eviction counted in ``schedulingStats``. Quota stays reserved until :func:`release_quota`."""
-    status = status_copy(raw)
-    _evict_into(status, reason, message, underlying_cause, now, _generation(raw))
-    return status
-
-
-def eviction_event(reason: str, message: str, underlying_cause: str = "") -> Event:
-    """The Normal event upstream records with an eviction:
-    ``EvictedDueTo<reason>[DueTo<cause>]``."""
-    event_reason = reason_with_cause(EVICTED, reason)
-    if reason == REASON_DEACTIVATED and underlying_cause:
-        event_reason = reason_with_cause(event_reason, underlying_cause)
-    return Event("Normal", event_reason, message)
-
-
-def preempted(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
-    """A preemption by the scheduler: ``Preempted=True`` (``InClusterQueue``,
-    ``InCohortReclamation``, ``InCohortReclaimWhileBorrowing``, ``InCohortFairSharing``) and
-    then :func:`evict` with reason ``Preempted`` and the same message."""
-    status = status_copy(raw)
-    set_condition(_conditions(status), PREEMPTED, "True", reason, message, now)
-    _evict_into(status, REASON_PREEMPTED, message, "", now, _generation(raw))
-    return status
-
-
-# --- deactivation, requeue state, finishing, PodsReady ------------------------------------------
-
-
-def set_deactivation_target(
-    raw: Mapping[str, Any], reason: str, message: str, now: float
-) -> Status:
-    """Upstream ``SetDeactivationTarget``: ``DeactivationTarget=True`` with the cause (the
-    workload controller then sets ``spec.active=false``)."""
-    status = status_copy(raw)
-    set_condition(
-        _conditions(status), DEACTIVATION_TARGET, "True", reason, message, now, _generation(raw)
-    )
-    return status
-
-
-def deactivate(raw: Mapping[str, Any], now: float) -> Status:
-    """The workload controller's handling of ``spec.active=false``: evict with ``Deactivated``
-    ("The workload is deactivated"), or ``DeactivatedDueTo<cause>`` ("... due to <msg>") when a
-    ``DeactivationTarget`` names a cause; the target condition and ``requeueState`` removed."""
-    status = status_copy(raw)
-    target = find_condition(status.get("conditions"), DEACTIVATION_TARGET)
-    if not is_evicted(status):
-        cause = ""
-        message = "The workload is deactivated"
-        if target is not None:
-            cause = str(target.get("reason", ""))
-            message = f"{message} due to {target.get('message', '')}"
-        _evict_into(status, REASON_DEACTIVATED, message, cause, now, _generation(raw))
-    if target is not None:
-        remove_condition(_conditions(status), DEACTIVATION_TARGET)
-    status.pop("requeueState", None)
-    return status
+# --- requeue state, finishing, PodsReady ----------------------------------------------------
 
 
 def backoff_seconds(count: int, base: int, maximum: int) -> int:
@@ -449,10 +311,15 @@ def update_requeue_state(status: Status, now: float, base: int, maximum: int) ->
 
 
 def finish(raw: Mapping[str, Any], reason: str, message: str, now: float) -> Status:
-    """``Finished=True`` (``Succeeded``, ``Failed``, ``OutOfSync``, ...). A finished workload
-    no longer counts against quota."""
+    """Upstream ``Finish``: ``Finished=True`` (``Succeeded``, ``Failed``, ``OutOfSync``, ...);
+    a workload already finished is left as it is. A finished workload no longer counts against
+    quota."""
     status = status_copy(raw)
-    set_condition(_conditions(status), FINISHED, "True", reason, message, now, _generation(raw))
+    if is_finished(status):
+        return status
+    message = truncate_condition_message(message)
+    gen = generation_of(raw)
+    set_condition(conditions_list(status), FINISHED, "True", reason, message, now, gen)
     return status
 
 
@@ -476,5 +343,5 @@ def set_pods_ready(raw: Mapping[str, Any], pods_ready: bool, now: float) -> Stat
         want = ("False", REASON_WAIT_FOR_RECOVERY, MSG_WAITING_FOR_RECOVERY)
     else:
         want = ("False", REASON_WAIT_FOR_START, MSG_NOT_READY)
-    set_condition(_conditions(status), PODS_READY, *want, now, _generation(raw))
+    set_condition(conditions_list(status), PODS_READY, *want, now, generation_of(raw))
     return status

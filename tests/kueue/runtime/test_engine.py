@@ -1,0 +1,307 @@
+"""The engine's flows through :class:`~numaplane.testing.kueue.FakeKueueApi`: objects created as
+through the API, the scheduler and the controllers run until nothing is left to do, results read
+back from the stored objects — reservation and admission, waiting for quota, finishing,
+preemption through eviction and release to requeueing, assumed reservations and failed writes,
+and the ClusterQueue/LocalQueue statuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from numaplane.kueue.engine import STATUS, WORKLOAD, Engine
+from numaplane.kueue.workload import release_quota
+from numaplane.testing import kueue as k
+from numaplane.testing.kueue import FakeKueueApi
+
+NS = "team"
+
+
+def _api() -> FakeKueueApi:
+    return FakeKueueApi()
+
+
+def _release(api: FakeKueueApi, name: str) -> None:
+    """What the job integration does once an evicted workload's job is no longer active."""
+    raw = api.workload(NS, name)
+    api.update({**raw, "status": release_quota(raw, api.now)}, status=True)
+
+
+def _world(cpu: str = "2", **cq: Any) -> FakeKueueApi:
+    api = _api()
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(k.cluster_queue("cq", {"default": {"cpu": cpu}}, **cq))
+    api.create(k.local_queue(NS, "lq", "cq"))
+    api.settle()
+    return api
+
+
+def engine(api: FakeKueueApi) -> Engine:
+    """The fake's engine, as the Engine it is."""
+    assert isinstance(api.engine, Engine)
+    return api.engine
+
+
+def _cond(api: FakeKueueApi, name: str, kind: str) -> tuple[str, str, str] | None:
+    cond = api.condition(api.workload(NS, name), kind)
+    if cond is None:
+        return None
+    return (str(cond["status"]), str(cond["reason"]), str(cond["message"]))
+
+
+def test_a_workload_that_fits_is_reserved_then_admitted_with_upstream_events() -> None:
+    api = _world()
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    assert _cond(api, "w1", "QuotaReserved") == (
+        "True",
+        "QuotaReserved",
+        "Quota reserved in ClusterQueue cq",
+    )
+    assert _cond(api, "w1", "Admitted") == ("True", "Admitted", "The workload is admitted")
+    wl = api.workload(NS, "w1")
+    assert wl["status"]["admission"] == {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {
+                "name": "main",
+                "flavors": {"cpu": "default"},
+                "resourceUsage": {"cpu": "1"},
+                "count": 1,
+            }
+        ],
+    }
+    messages = [(e.reason, e.message) for e in api.events if e.obj["metadata"]["name"] == "w1"]
+    assert messages == [
+        ("QuotaReserved", "Quota reserved in ClusterQueue cq, wait time since queued was 0s"),
+        ("Admitted", "Admitted by ClusterQueue cq, wait time since reservation was 0s"),
+    ]
+
+
+def test_what_does_not_fit_waits_with_the_assigners_message_and_is_counted_pending() -> None:
+    api = _world()
+    for name in ("w1", "w2", "w3"):
+        api.create(k.workload(NS, name, "lq", {"cpu": "1"}))
+        api.advance(1)
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1", f"{NS}/w2"]
+    status, _, message = _cond(api, "w3", "QuotaReserved") or ("", "", "")
+    assert status == "False"
+    assert message == (
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        "default, 1 more needed"
+    )
+    cq = api.get("ClusterQueue", "cq")
+    assert cq is not None
+    st = cq["status"]
+    assert (st["pendingWorkloads"], st["reservingWorkloads"], st["admittedWorkloads"]) == (1, 2, 2)
+    assert st["flavorsReservation"] == [
+        {"name": "default", "resources": [{"name": "cpu", "total": "2", "borrowed": "0"}]}
+    ]
+    lq = api.get("LocalQueue", f"{NS}/lq")
+    assert lq is not None
+    assert (lq["status"]["pendingWorkloads"], lq["status"]["admittedWorkloads"]) == (1, 2)
+
+
+def test_a_finished_workload_frees_its_quota_for_the_next() -> None:
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.advance(1)
+    api.create(k.workload(NS, "w2", "lq", {"cpu": "1"}))
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+    done = api.workload(NS, "w1")
+    done["status"]["conditions"].append(
+        {
+            "type": "Finished",
+            "status": "True",
+            "reason": "Succeeded",
+            "message": "Job finished successfully",
+            "lastTransitionTime": "2023-11-14T22:13:30Z",
+        }
+    )
+    api.update(done, status=True)
+    api.settle()
+    assert _cond(api, "w2", "QuotaReserved") is not None
+    assert (_cond(api, "w2", "QuotaReserved") or ("",))[0] == "True"
+    cq = api.get("ClusterQueue", "cq")
+    assert cq is not None
+    assert cq["status"]["reservingWorkloads"] == 1
+
+
+@dataclass(frozen=True)
+class PreemptionCase:
+    name: str
+    policy: str
+    #: Whether the high-priority workload preempts the low one.
+    preempts: bool
+
+
+PREEMPTION_CASES = [
+    PreemptionCase("lower-priority-is-preempted", "LowerPriority", True),
+    PreemptionCase("never-keeps-it", "Never", False),
+]
+
+
+@pytest.mark.parametrize("case", PREEMPTION_CASES, ids=[c.name for c in PREEMPTION_CASES])
+def test_preemption_evicts_then_the_release_admits_the_preemptor(case: PreemptionCase) -> None:
+    api = _world(cpu="2", preemption={"withinClusterQueue": case.policy})
+    api.create(k.workload(NS, "low", "lq", {"cpu": "2"}, priority=1))
+    api.settle()
+    assert api.admitted() == [f"{NS}/low"]
+    api.advance(1)
+    high = api.create(k.workload(NS, "high", "lq", {"cpu": "2"}, priority=10))
+    api.settle()
+    if not case.preempts:
+        assert api.admitted() == [f"{NS}/low"]
+        assert _cond(api, "low", "Evicted") is None
+        return
+    uid = high["metadata"]["uid"]
+    message = (
+        f"Preempted to accommodate a workload (UID: {uid}, JobUID: UNKNOWN) due to "
+        "prioritization in the ClusterQueue; preemptor path: /cq; preemptee path: /cq"
+    )
+    assert _cond(api, "low", "Preempted") == ("True", "InClusterQueue", message)
+    evicted = _cond(api, "low", "Evicted")
+    assert evicted is not None
+    assert evicted[:2] == ("True", "Preempted")
+    assert "Preempted" in api.event_reasons("low")
+    # Its quota is held until its job is inactive: the preemptor waits meanwhile.
+    assert api.reserved() == [f"{NS}/low"]
+    high_wait = _cond(api, "high", "QuotaReserved")
+    assert high_wait is not None
+    assert high_wait[2].endswith("Pending the preemption of 1 workload(s)")
+    _release(api, "low")
+    api.settle()
+    assert api.admitted() == [f"{NS}/high"]
+    assert (_cond(api, "low", "QuotaReserved") or ("",))[0] == "False"
+    requeued = _cond(api, "low", "Requeued")
+    assert requeued is not None
+    assert requeued[:2] == ("True", "Preempted")
+
+
+def test_a_refused_reservation_is_forgotten_and_tried_again() -> None:
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.reconcile()
+    # Someone else changes the workload between the decision and its write: the write is
+    # refused (stale resourceVersion); the engine forgets the assumed quota and re-decides.
+    outcome = engine(api).cycle(api.now)
+    [write] = [w for w in outcome.writes if w.assumed]
+    assert (write.verb, write.kind) == (STATUS, WORKLOAD)
+    assert engine(api).cache.is_assumed(f"{NS}/w1")
+    touched = api.get("Workload", f"{NS}/w1")
+    assert touched is not None
+    touched["metadata"]["labels"] = {"touched": "yes"}
+    api.update(touched)
+    assert api.apply(write) is None
+    assert not engine(api).cache.is_assumed(f"{NS}/w1")
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_an_assumed_reservation_is_not_handed_out_twice() -> None:
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.advance(1)
+    api.create(k.workload(NS, "w2", "lq", {"cpu": "1"}))
+    api.reconcile()
+    first = engine(api).cycle(api.now)
+    assert [w.assumed for w in first.writes if w.assumed] == [f"{NS}/w1"]
+    # Before the write lands, the next cycle sees the quota as taken.
+    second = engine(api).cycle(api.now)
+    assert not [w for w in second.writes if w.assumed]
+    for write in first.writes + second.writes:
+        api.apply(write)
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_a_namespace_the_selector_does_not_match_stays_pending() -> None:
+    api = _api()
+    api.create(k.namespace(NS, {"team": "b"}))
+    api.create(k.resource_flavor("default"))
+    selector = {"matchLabels": {"team": "a"}}
+    api.create(k.cluster_queue("cq", {"default": {"cpu": "2"}}, namespace_selector=selector))
+    api.create(k.local_queue(NS, "lq", "cq"))
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    assert api.admitted() == []
+    # The scheduler says why in a Warning event; its Misconfigured condition is one the
+    # workload controller re-evaluates (upstream keeps only schedulerSetReasons).
+    warnings = [(e.type, e.message) for e in api.events if e.obj["metadata"]["name"] == "w1"]
+    assert ("Warning", "Workload namespace doesn't match ClusterQueue selector") in warnings
+    assert (_cond(api, "w1", "QuotaReserved") or ("",))[0] == "False"
+    # Relabelling the namespace makes it admissible without any other change.
+    ns = api.get("Namespace", NS)
+    assert ns is not None
+    ns["metadata"]["labels"] = {"team": "a"}
+    api.update(ns)
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_a_cluster_queue_without_its_flavor_is_inactive_and_admits_nothing() -> None:
+    api = _api()
+    api.create(k.namespace(NS))
+    api.create(k.cluster_queue("cq", {"missing": {"cpu": "2"}}))
+    api.create(k.local_queue(NS, "lq", "cq"))
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    assert api.admitted() == []
+    cq = api.get("ClusterQueue", "cq")
+    assert cq is not None
+    [active] = cq["status"]["conditions"]
+    assert (active["status"], active["reason"]) == ("False", "FlavorNotFound")
+    lq = api.get("LocalQueue", f"{NS}/lq")
+    assert lq is not None
+    [lq_active] = lq["status"]["conditions"]
+    assert (lq_active["status"], lq_active["reason"]) == ("False", "ClusterQueueIsInactive")
+    api.create(k.resource_flavor("missing"))
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_a_late_pending_version_does_not_free_an_assumed_reservation() -> None:
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.advance(1)
+    api.create(k.workload(NS, "w2", "lq", {"cpu": "1"}))
+    api.reconcile()
+    first = engine(api).cycle(api.now)
+    [reservation] = [w for w in first.writes if w.assumed]
+    # Another writer's pending status of w1 lands while our reservation is in flight.
+    late = api.workload(NS, "w1")
+    late["status"].setdefault("conditions", []).append(
+        {
+            "type": "Note",
+            "status": "True",
+            "reason": "Other",
+            "message": "someone else",
+            "lastTransitionTime": "2023-11-14T22:13:20Z",
+        }
+    )
+    api.update(late, status=True)
+    assert engine(api).cache.is_assumed(f"{NS}/w1")
+    second = engine(api).cycle(api.now)
+    assert not [w for w in second.writes if w.assumed]
+    # Ours is refused (stale); w1 is tried again and gets the quota, w2 still waits.
+    assert api.apply(reservation) is None
+    for write in second.writes:
+        api.apply(write)
+    api.settle()
+    assert api.reserved() == [f"{NS}/w1"]
+
+
+def test_the_assumed_version_is_what_parsing_the_reserved_workload_gives() -> None:
+    api = _world(cpu="2")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}, count=2))
+    api.reconcile()
+    outcome = engine(api).cycle(api.now)
+    [write] = [w for w in outcome.writes if w.assumed]
+    assumed = engine(api).assumed[f"{NS}/w1"]
+    assert assumed == engine(api).parse_workload(write.obj)
+    assert assumed.is_admitted
