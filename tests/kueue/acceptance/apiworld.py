@@ -132,14 +132,19 @@ class ApiWorld:
         done: Callable[[list[Obj]], bool],
         process: subprocess.Popen[bytes],
         timeout_s: float = SETTLE_TIMEOUT_S,
+        *,
+        each: Callable[[list[Obj]], None] | None = None,
     ) -> list[Obj]:
         """The Workloads once ``done`` holds for them (or as they are when ``process``, the
-        Kueue deciding, exited or the deadline passed, for the test's assertion to show)."""
+        Kueue deciding, exited or the deadline passed, for the test's assertion to show);
+        ``each`` runs on every look that is not the last (what another controller does)."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = self.workloads()
             if done(found) or process.poll() is not None or time.monotonic() > deadline:
                 return found
+            if each is not None:
+                each(found)
             time.sleep(0.2)
 
 
