@@ -7,9 +7,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from numaplane.kueue.resources import resource_value
-from tests.kueue.acceptance.cases import Assignment, QuotaCase
+from tests.kueue.acceptance.cases import QuotaCase
 
 Obj = Mapping[str, Any]
+#: An assignment with quantities as integers, sorted: (podSet, resource, flavor, amount).
+Normalized = tuple[tuple[str, str, str, int], ...]
 
 
 def key_of(obj: Obj) -> str:
@@ -33,7 +35,7 @@ def normalized(
     return tuple(sorted((ps, res, fl, resource_value(res, qty)) for ps, res, fl, qty in assignment))
 
 
-def reservation(obj: Obj) -> tuple[tuple[str, str, str, int], ...] | None:
+def reservation(obj: Obj) -> Normalized | None:
     """What ``obj``'s ``status.admission`` holds, normalized; None without one."""
     admission = (obj.get("status") or {}).get("admission")
     if not admission:
@@ -91,10 +93,10 @@ def evicted(workloads: Iterable[Obj]) -> dict[str, tuple[str, str]]:
     return out
 
 
-def reserved_after_release(case: QuotaCase, workloads: Iterable[Obj]) -> dict[str, Assignment]:
+def reserved_after_release(case: QuotaCase, workloads: Iterable[Obj]) -> dict[str, Normalized]:
     """Reservations held by workloads that were not running at the start."""
     running = {w.key for w in case.workloads if w.holds is not None}
-    out: dict[str, Any] = {}
+    out: dict[str, Normalized] = {}
     for obj in workloads:
         key = key_of(obj)
         held = reservation(obj)

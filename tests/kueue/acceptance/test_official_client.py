@@ -61,20 +61,21 @@ def api(cluster: RunningCluster) -> Iterator[Any]:
 
 
 def sample_job(image: str, args: list[str]) -> Any:
-    """The Job ``sample-job.py`` builds."""
-    container = client.V1Container(
+    """The Job ``sample-job.py`` builds (it passes plain dicts where the models are typed)."""
+    k8s: Any = client
+    container = k8s.V1Container(
         image=image,
         name="dummy-job",
         args=args,
         resources={"requests": {"cpu": 1, "memory": "200Mi"}},
     )
-    return client.V1Job(
+    return k8s.V1Job(
         api_version="batch/v1",
         kind="Job",
-        metadata=client.V1ObjectMeta(
+        metadata=k8s.V1ObjectMeta(
             generate_name="sample-job-", labels={"kueue.x-k8s.io/queue-name": "user-queue"}
         ),
-        spec=client.V1JobSpec(
+        spec=k8s.V1JobSpec(
             parallelism=1,
             completions=3,
             suspend=True,

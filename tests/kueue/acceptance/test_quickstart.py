@@ -131,11 +131,11 @@ def test_quick_start(cluster: RunningCluster, kueue_dir: Path) -> None:
         assignment = held["status"]["admission"]["podSetAssignments"][0]
         assert assignment["flavors"] == {"cpu": "default-flavor", "memory": "default-flavor"}
         assert assignment["count"] == 3
-    while (found := condition(last := workloads_of(kubectl, jobs[-1]), "QuotaReserved")) is None:
+    while (pending := condition(last := workloads_of(kubectl, jobs[-1]), "QuotaReserved")) is None:
         assert time.monotonic() < deadline, cluster.all_logs()
         time.sleep(0.3)
     if not (last.get("status") or {}).get("admission"):
-        assert found == (
+        assert pending == (
             "False",
             "WaitingForQuota",
             "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
