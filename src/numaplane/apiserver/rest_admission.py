@@ -12,7 +12,17 @@ import dataclasses
 from numaplane.apiserver import errors
 from numaplane.apiserver.crd import crd_status
 from numaplane.apiserver.kinds.admission import admit_pod
-from numaplane.apiserver.kinds.kueuejob import default_kueue_job
+from numaplane.apiserver.kinds.kueuejob import (
+    ADMISSION_CHECKS,
+    CLUSTER_QUEUES,
+    DEFAULT_LOCAL_QUEUE,
+    LOCAL_QUEUES,
+    MULTIKUEUE_CONTROLLER,
+    admission_check_names,
+    default_kueue_job,
+    default_managed_by,
+    queue_name,
+)
 from numaplane.apiserver.kinds.scheduling import admit_priority_class
 from numaplane.apiserver.registry import CRD_RESOURCE
 from numaplane.apiserver.resource import ResourceInfo
@@ -51,7 +61,29 @@ class AdmissionSteps(ClusterCore):
         elif info.group_resource == PRIORITY_CLASSES:
             admit_priority_class(obj, self.store.list(PRIORITY_CLASSES)[0], old is None)
         elif info.group_resource == "jobs.batch" and old is None and self.kueue_job_defaulting:
-            default_kueue_job(obj)
+            queue = self.store.get_latest(ObjectKey(LOCAL_QUEUES, namespace, DEFAULT_LOCAL_QUEUE))
+            default_kueue_job(obj, default_local_queue=queue is not None)
+            if self._multikueue_queue(namespace, queue_name(obj)):
+                default_managed_by(obj)
+
+    def _multikueue_queue(self, namespace: str, local_queue: str) -> bool:
+        """Whether LocalQueue ``local_queue`` leads to a ClusterQueue with a MultiKueue
+        AdmissionCheck (what Kueue's Job webhook asks its caches before defaulting
+        ``managedBy``); False when any link is missing."""
+        if not local_queue:
+            return False
+        lq = self.store.get_latest(ObjectKey(LOCAL_QUEUES, namespace, local_queue))
+        cq_name = ((lq or {}).get("spec") or {}).get("clusterQueue")
+        if not cq_name:
+            return False
+        cq = self.store.get_latest(ObjectKey(CLUSTER_QUEUES, "", str(cq_name)))
+        if cq is None:
+            return False
+        for name in admission_check_names(cq):
+            check = self.store.get_latest(ObjectKey(ADMISSION_CHECKS, "", name))
+            if ((check or {}).get("spec") or {}).get("controllerName") == MULTIKUEUE_CONTROLLER:
+                return True
+        return False
 
     async def _default_service_account(self, ctx: RequestContext, ns: Object) -> None:
         """The service-account controller's ``default`` account of a new namespace, created at

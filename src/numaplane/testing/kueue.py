@@ -85,6 +85,7 @@ class WriteLike(Protocol):
     def events(self) -> Sequence[Any]: ...
     @property
     def key(self) -> str: ...
+    def redone(self, obj: Obj) -> WriteLike: ...
 
 
 class OutcomeLike(Protocol):
@@ -279,8 +280,15 @@ class FakeKueueApi:
                 self.delete(write.kind, write.key)
             else:
                 raise ValueError(write.verb)
-        except (FakeConflictError, KeyError):
+        except (FakeConflictError, KeyError) as err:
             self.conflicts += 1
+            redo = getattr(write, "redo", None)
+            fresh = self.store.get((write.kind, write.key))
+            if isinstance(err, FakeConflictError) and redo is not None and fresh is not None:
+                # As the runtime does: the decision applied to the object read again.
+                obj = redo(copy.deepcopy(fresh))
+                if obj is not None:
+                    return self.apply(write.redone(obj))
             if write.assumed:
                 self._dirty.add(self.engine.write_failed(write))
             # The informer has the fresh object already; its reconciler looks again.

@@ -74,12 +74,15 @@ def test_random_event_sequences_keep_the_queues_consistent(
 ) -> None:
     clock = FakeClock(1_767_225_600.0)
     m = QueueManager(clock.now)
-    for name in CQS:
+    for queue_name in CQS:
         m.upsert_cluster_queue(
-            cq(name, strategy=STRICT_FIFO if strict and name == "a" else "BestEffortFIFO")
+            cq(
+                queue_name,
+                strategy=STRICT_FIFO if strict and queue_name == "a" else "BestEffortFIFO",
+            )
         )
-    for lq_name, target in LQS.items():
-        m.upsert_local_queue(lq(lq_name, target))
+    for name, target in LQS.items():
+        m.upsert_local_queue(lq(name, target))
     model = Model()
     current: dict[str, Workload] = {}
     for step in steps:

@@ -183,24 +183,46 @@ def test_preemption_evicts_then_the_release_admits_the_preemptor(case: Preemptio
     assert requeued[:2] == ("True", "Preempted")
 
 
-def test_a_refused_reservation_is_forgotten_and_tried_again() -> None:
+@dataclass(frozen=True)
+class ConflictCase:
+    name: str
+    #: What another writer changes between the decision and its write.
+    change: str
+    #: Whether the decision is redone on the fresh object (else forgotten and re-decided).
+    redone: bool
+
+
+CONFLICT_CASES = [
+    ConflictCase("labels-changed-redone", "labels", True),
+    ConflictCase("spec-changed-decided-again", "priority", False),
+]
+
+
+@pytest.mark.parametrize("case", CONFLICT_CASES, ids=[c.name for c in CONFLICT_CASES])
+def test_a_reservation_that_meets_a_conflict(case: ConflictCase) -> None:
     api = _world(cpu="1")
     api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
     api.reconcile()
-    # Someone else changes the workload between the decision and its write: the write is
-    # refused (stale resourceVersion); the engine forgets the assumed quota and re-decides.
     outcome = engine(api).cycle(api.now)
     [write] = [w for w in outcome.writes if w.assumed]
     assert (write.verb, write.kind) == (STATUS, WORKLOAD)
     assert engine(api).cache.is_assumed(f"{NS}/w1")
-    touched = api.get("Workload", f"{NS}/w1")
-    assert touched is not None
-    touched["metadata"]["labels"] = {"touched": "yes"}
+    touched = api.workload(NS, "w1")
+    if case.change == "labels":
+        touched["metadata"]["labels"] = {"touched": "yes"}
+    else:
+        touched["spec"]["priority"] = 5
     api.update(touched)
-    assert api.apply(write) is None
+    cycles_before = api.cycles
+    landed = api.apply(write)
+    assert (landed is not None) == case.redone
+    # Landed (the reserved version counts) or forgotten: no assumption is left either way.
     assert not engine(api).cache.is_assumed(f"{NS}/w1")
+    assert api.reserved() == ([f"{NS}/w1"] if case.redone else [])
     api.settle()
     assert api.admitted() == [f"{NS}/w1"]
+    # Redone: no further cycle was needed to reserve it.
+    assert (api.cycles == cycles_before) == case.redone
 
 
 def test_an_assumed_reservation_is_not_handed_out_twice() -> None:
@@ -288,8 +310,8 @@ def test_a_late_pending_version_does_not_free_an_assumed_reservation() -> None:
     assert engine(api).cache.is_assumed(f"{NS}/w1")
     second = engine(api).cycle(api.now)
     assert not [w for w in second.writes if w.assumed]
-    # Ours is refused (stale); w1 is tried again and gets the quota, w2 still waits.
-    assert api.apply(reservation) is None
+    # Ours meets the conflict and is redone on the fresh w1; w2 still waits.
+    assert api.apply(reservation) is not None
     for write in second.writes:
         api.apply(write)
     api.settle()
@@ -305,3 +327,20 @@ def test_the_assumed_version_is_what_parsing_the_reserved_workload_gives() -> No
     assumed = engine(api).assumed[f"{NS}/w1"]
     assert assumed == engine(api).parse_workload(write.obj)
     assert assumed.is_admitted
+
+
+def test_a_workload_waits_for_its_local_queue_and_is_admitted_once_it_exists() -> None:
+    api = _api()
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(k.cluster_queue("cq", {"default": {"cpu": "2"}}))
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    assert _cond(api, "w1", "QuotaReserved") == (
+        "False",
+        "Misconfigured",
+        "LocalQueue lq doesn't exist",
+    )
+    api.create(k.local_queue(NS, "lq", "cq"))
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]

@@ -193,3 +193,85 @@ def test_a_workload_is_reserved_admitted_and_counted(server: RunningApiServer, k
         "True",
         "Can submit new workloads to localQueue",
     )
+
+
+def test_a_cluster_without_the_kueue_crds_is_one_line_and_status_2(tmp_path: Path) -> None:
+    with running_apiserver(tmp_path / "bare") as bare:
+        done = subprocess.run(
+            [sys.executable, "-c", ENTRY, "kueue", "--kubeconfig", str(bare.kubeconfig)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        "error: kueue.x-k8s.io/v1beta2 resourceflavors: not served by the cluster "
+        "(the server could not find the requested resource); install the Kueue CRDs first"
+    ], done.stderr
+
+
+def _leader_line(log: Path) -> str:
+    lines = [
+        line
+        for line in log.read_text(errors="replace").splitlines()
+        if "lease kueue-system/c1f6bfd2.kueue.x-k8s.io: leader" in line
+    ]
+    return lines[-1] if lines else ""
+
+
+def test_two_copies_elect_one_leader_and_the_other_takes_over(tmp_path: Path) -> None:
+    with running_apiserver(tmp_path / "api") as server:
+
+        async def install(client: KubeClient) -> list[str]:
+            return await install_kueue_crds(client)
+
+        _run(server.kubeconfig, install)
+        logs = [tmp_path / "first.log", tmp_path / "second.log"]
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for log_path in logs:
+                with log_path.open("wb") as log:
+                    processes.append(
+                        subprocess.Popen(
+                            [
+                                sys.executable,
+                                "-c",
+                                ENTRY,
+                                "kueue",
+                                "--kubeconfig",
+                                str(server.kubeconfig),
+                            ],
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL,
+                        )
+                    )
+                if log_path == logs[0]:
+                    _wait(
+                        "the first copy leading",
+                        lambda: _leader_line(logs[0]).endswith("(this process)") or None,
+                        logs[0],
+                    )
+            # The second sees the first as leader and does not lead.
+            _wait(
+                "the second copy seeing the leader", lambda: _leader_line(logs[1]) or None, logs[1]
+            )
+            assert not _leader_line(logs[1]).endswith("(this process)")
+            processes[0].terminate()
+            assert processes[0].wait(timeout=30) == 0
+            # The first released the Lease on its way out: the second takes it.
+            _wait(
+                "the second copy leading",
+                lambda: _leader_line(logs[1]).endswith("(this process)") or None,
+                logs[1],
+            )
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.terminate()
+                    try:
+                        process.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                        process.wait()

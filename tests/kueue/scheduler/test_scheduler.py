@@ -119,6 +119,8 @@ class Case:
     want_pending: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     extra_queues: tuple[ClusterQueue, ...] = ()
     extra_local_queues: dict[str, str] = field(default_factory=dict)
+    #: key → the reservation's "flavors considered" ("" unless given).
+    want_considered: dict[str, str] = field(default_factory=dict)
 
 
 def one(ns: str, name: str, count: int, millicores: int) -> Workload:
@@ -210,6 +212,11 @@ CASES = [
                 ("two", "cpu"): ("spot", cpu(40), 40),
             }
         },
+        want_considered={
+            "eng-beta/new": "one: on-demand(Fit;borrow=1) | two: on-demand(NoFit;insufficient "
+            "quota for cpu in flavor on-demand, previously considered podsets requests (60) + "
+            "current podset request (40) > maximum capacity (60)), spot(Fit;borrow=1)"
+        },
     ),
     Case(
         "Q4 can borrow if cohort was assigned and will not result in overadmission",
@@ -220,6 +227,7 @@ CASES = [
             "eng-alpha/new": {("one", "cpu"): ("on-demand", cpu(45), 45)},
             "eng-beta/new": {("one", "cpu"): ("on-demand", cpu(55), 55)},
         },
+        want_considered={"eng-beta/new": "one: on-demand(Fit;borrow=1)"},
     ),
     Case(
         "cannot borrow if cohort was assigned and would result in overadmission",
@@ -239,6 +247,10 @@ CASES = [
         (running("eng-beta", "existing", "eng-beta", "on-demand", cpu(45)),),
         (one("eng-alpha", "new", 60, cpu(1)),),
         want_reserved={"eng-alpha/new": {("one", "cpu"): ("spot", cpu(60), 60)}},
+        want_considered={
+            "eng-alpha/new": "one: on-demand(NoFit;borrow=1;insufficient unused quota for cpu "
+            "in flavor on-demand, 5 more needed)"
+        },
     ),
     Case(
         "Q7 workload exceeds lending limit when borrow in cohort",
@@ -579,6 +591,7 @@ CASES = [
         want_reserved={"b/y": {("main", "cpu"): ("default", cpu(2), 1)}},
         extra_queues=RECLAIM_QUEUES,
         extra_local_queues={"a/main": "cq-a", "b/main": "cq-b"},
+        want_considered={"b/y": "main: default(Fit;borrow=1)"},
     ),
     Case(
         "a second preemptor with overlapping targets is skipped",
@@ -644,6 +657,8 @@ def test_schedule(case: Case) -> None:
     assert reserved == case.want_reserved
     for r in result.reserved:
         assert r.message == f"Quota reserved in ClusterQueue {r.admission.cluster_queue}"
+    considered = {r.workload.key: r.flavors_considered for r in result.reserved}
+    assert considered == {key: case.want_considered.get(key, "") for key in case.want_reserved}
     assert {p.target.key: (p.reason, p.message) for p in result.preempted} == case.want_preempted
     assert {p.workload.key: (p.reason, p.message, p.requeue) for p in result.pending} == (
         case.want_pending
@@ -701,3 +716,17 @@ def test_block_admission_waits_for_pods_ready(case: BlockCase) -> None:
     assert {
         p.workload.key: (p.reason, p.message, p.requeue) for p in result.pending
     } == dict.fromkeys(case.want_waiting, waiting)
+
+
+def test_an_entry_without_assignment_keeps_its_resume_point() -> None:
+    snap = snapshot_of(FLAVORS, QUEUES)
+    head = replace(pending("new", {"cpu": cpu(1)}, namespace="sales"), check_states={"c": "Retry"})
+    result = schedule(
+        snap,
+        (head,),
+        now=NOW,
+        local_queues=LOCAL_QUEUES,
+        namespace_labels=NAMESPACES,
+        last_tried={"sales/new": [{"cpu": 0}]},
+    )
+    assert [p.last_tried for p in result.pending] == [[{"cpu": 0}]]

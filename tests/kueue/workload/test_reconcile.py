@@ -77,6 +77,21 @@ CASES = (
         want=None,
     ),
     Case(
+        name="a stale blocker is replaced once the queues are fine",
+        raw=raw_wl(
+            cond("QuotaReserved", "False", "Misconfigured", "LocalQueue lq doesn't exist"),
+            cond("Admitted", "False", "NoReservation", "The workload has no reservation"),
+        ),
+        want={
+            "QuotaReserved": (
+                "False",
+                "PendingEvaluation",
+                "Workload is pending evaluation in the scheduling queue",
+            ),
+            "Admitted": NO_RESERVATION,
+        },
+    ),
+    Case(
         name="missing LocalQueue",
         raw=raw_wl(),
         lq=None,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.kueue.api.conditions import format_time
 from numaplane.kueue.api.model import (
     AdmissionCheckRule,
     ClusterQueue,
@@ -25,6 +26,7 @@ from numaplane.kueue.workload import (
     finish,
     preempted,
     release_quota,
+    reservation_events,
     reserve_quota,
     set_pending,
     set_pods_ready,
@@ -498,3 +500,31 @@ def test_finishing_twice_keeps_the_first_reason() -> None:
     once = finish(admitted(), "Failed", "BackoffLimitExceeded", NOW)
     twice = finish({**admitted(), "status": once}, "Succeeded", "ok", NOW + 5)
     assert conds(twice)["Finished"] == ("True", "Failed", "BackoffLimitExceeded")
+
+
+def test_reservation_events() -> None:
+    raw = raw_wl()
+    raw["metadata"]["creationTimestamp"] = format_time(T0 - 7)
+    status = reserve_quota(raw, admission(), T0)
+    assert reservation_events(raw, status, T0) == (
+        Event(
+            "Normal",
+            "QuotaReserved",
+            "Quota reserved in ClusterQueue cq, wait time since queued was 7s",
+        ),
+        Event(
+            "Normal", "Admitted", "Admitted by ClusterQueue cq, wait time since reservation was 0s"
+        ),
+    )
+    requeued = raw_wl(
+        cond("Requeued", "True", "Preempted", "m", at=T0 - 3), checks=[check("ac", "Pending")]
+    )
+    status = reserve_quota(requeued, admission(), T0)
+    assert reservation_events(requeued, status, T0, considered="main: default(Fit)") == (
+        Event(
+            "Normal",
+            "QuotaReserved",
+            "Quota reserved in ClusterQueue cq, wait time since queued was 3s; "
+            "Flavors considered: main: default(Fit)",
+        ),
+    )

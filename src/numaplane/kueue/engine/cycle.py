@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from numaplane.kueue import constants as c
 from numaplane.kueue import workload as rules
-from numaplane.kueue.api.conditions import find_condition, parse_time
+from numaplane.kueue.api.conditions import parse_time
 from numaplane.kueue.api.model import Admission, Workload
 from numaplane.kueue.api.workload_parse import admission_to_dict
 from numaplane.kueue.engine.state import (
@@ -27,26 +27,17 @@ from numaplane.kueue.engine.state import (
     with_kind,
     with_status,
 )
+from numaplane.kueue.queue import is_pending
 from numaplane.kueue.scheduler.scheduler import (
     REQUEUE_IMMEDIATE,
     Pending,
     SchedulerOptions,
     schedule,
 )
+from numaplane.kueue.workload.status import truncate_event_message
 
 NORMAL: Final = "Normal"
 WARNING: Final = "Warning"
-
-
-def _queued_wait(raw: Obj, now: float) -> float:
-    """upstream ``QueuedWaitTime``: since the last Requeued transition, else creation."""
-    status = raw.get("status") or {}
-    requeued = find_condition(status.get("conditions"), c.REQUEUED)
-    if requeued is not None:
-        since = parse_time(requeued.get("lastTransitionTime"))
-    else:
-        since = parse_time((raw.get("metadata") or {}).get("creationTimestamp"))
-    return max(0.0, now - since)
 
 
 def _conditions(status: Mapping[str, Any]) -> dict[str, tuple[str, str, str, float]]:
@@ -92,27 +83,24 @@ def _reserve(
     state.cache.assume_workload(assumed)
     state.assumed[wl.key] = assumed
     obj = with_kind(WORKLOAD, new)
-    events: list[Event] = []
-    if not wl.has_quota_reservation:
-        wait = _queued_wait(raw, now)
-        message = (
-            f"Quota reserved in ClusterQueue {admission.cluster_queue}, wait time since "
-            f"queued was {wait:.0f}s"
-        )
-        if considered:
-            message += f"; Flavors considered: {considered}"
-        events.append(Event(obj, NORMAL, "QuotaReserved", message))
-    if assumed.is_admitted:
-        events.append(
-            Event(
-                obj,
-                NORMAL,
-                "Admitted",
-                f"Admitted by ClusterQueue {admission.cluster_queue}, wait time since "
-                "reservation was 0s",
-            )
-        )
-    return Write(STATUS, WORKLOAD, obj, tuple(events), assumed=wl.key)
+    events = tuple(
+        Event(obj, e.type, e.reason, e.message)
+        for e in rules.reservation_events(raw, status, now, considered=considered)
+    )
+    spec = raw.get("spec")
+
+    def redo(fresh: Obj) -> Obj | None:
+        # Still ours to reserve: the assumption stands, the workload is still pending with
+        # the spec the decision was made for.
+        current = state.workloads.get(wl.key)
+        if wl.key not in state.assumed or current is None or not is_pending(current):
+            return None
+        if fresh.get("spec") != spec:
+            return None
+        redone = rules.reserve_quota(fresh, admission_to_dict(admission), now, cq=cq)
+        return with_kind(WORKLOAD, with_status(fresh, redone))
+
+    return Write(STATUS, WORKLOAD, obj, events, assumed=wl.key, redo=redo)
 
 
 def _preempt(
@@ -124,7 +112,14 @@ def _preempt(
         return None
     status = rules.preempted(raw, reason, message, now)
     obj = with_kind(WORKLOAD, with_status(raw, status))
-    return Write(STATUS, WORKLOAD, obj, (Event(obj, NORMAL, "Preempted", message),))
+
+    def redo(fresh: Obj) -> Obj | None:
+        current = state.workloads.get(target.key)
+        if current is None or current.is_evicted or not current.has_quota_reservation:
+            return None
+        return with_kind(WORKLOAD, with_status(fresh, rules.preempted(fresh, reason, message, now)))
+
+    return Write(STATUS, WORKLOAD, obj, (Event(obj, NORMAL, "Preempted", message),), redo=redo)
 
 
 def _pending(state: EngineState, pending: Pending, now: float) -> Outcome:
@@ -142,7 +137,7 @@ def _pending(state: EngineState, pending: Pending, now: float) -> Outcome:
     if raw is None:
         return Outcome()
     obj = with_kind(WORKLOAD, raw)
-    outcome = Outcome(events=[Event(obj, WARNING, reason, message)])
+    outcome = Outcome(events=[Event(obj, WARNING, reason, truncate_event_message(message))])
     status = rules.set_pending(raw, reason, message, now)
     if status != (raw.get("status") or {}):
         outcome.writes.append(

@@ -53,9 +53,11 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
         state.cluster_queues[key] = cq
         state.cache.upsert_cluster_queue(cq)
         # Its cohort's other members may change activity (a cycle formed or broken).
-        state.sync_active(state.tree_members([key]) | before)
+        flipped = state.sync_active(state.tree_members([key]) | before)
         touched = state.wake_tree([key]).merge(Touched(cluster_queues=before | {key}))
         touched.local_queues |= set(state.local_queues_of(key))
+        # The workload controller reads the ClusterQueue (stop policy, checks, activity).
+        touched.workloads |= state.workloads_of(flipped | {key})
         return touched
     if kind == LOCAL_QUEUE:
         lq = parse.parse_local_queue(obj)
@@ -63,31 +65,32 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
         state.cache.upsert_local_queue(lq)
         # Workloads filed under it before it existed join its ClusterQueue now.
         state.queues.upsert_local_queue(lq)
-        return Touched(local_queues={key}, cluster_queues={lq.cluster_queue}, schedule=True)
+        return Touched(
+            workloads=set(state.by_queue.get(key, ())),
+            local_queues={key},
+            cluster_queues={lq.cluster_queue},
+            schedule=True,
+        )
     if kind == RESOURCE_FLAVOR:
         state.cache.upsert_flavor(parse.parse_resource_flavor(obj))
-        state.sync_active(state.cluster_queues)
-        return state.wake_tree(state.cluster_queues)
+        return _tree_changed(state)
     if kind == COHORT:
         cohort = parse.parse_cohort(obj)
         state.cache.upsert_cohort(cohort)
         state.queues.upsert_cohort(cohort)
-        state.sync_active(state.cluster_queues)
-        return state.wake_tree(state.cluster_queues)
+        return _tree_changed(state)
     if kind == ADMISSION_CHECK:
         check = parse.parse_admission_check(obj)
         state.admission_checks[key] = check
         state.cache.upsert_admission_check(check)
-        state.sync_active(state.cluster_queues)
+        flipped = state.sync_active(state.cluster_queues)
         users = {
             name
             for name, cq in state.cluster_queues.items()
             if any(rule.name == key for rule in cq.admission_checks)
         }
         touched = state.wake_tree(users)
-        touched.workloads |= {
-            k for k, wl in state.workloads.items() if state.cluster_queue_of(wl) in users
-        }
+        touched.workloads |= state.workloads_of(users | flipped)
         return touched
     if kind == WORKLOAD_PRIORITY_CLASS:
         parse.parse_workload_priority_class(obj)
@@ -114,10 +117,12 @@ def forget(state: EngineState, kind: str, key: str, obj: Obj) -> Touched:
     if kind == CLUSTER_QUEUE:
         before = state.tree_members([key]) if key in state.cluster_queues else set()
         state.cluster_queues.pop(key, None)
+        state.active.pop(key, None)
         state.cache.delete_cluster_queue(key)
         state.queues.delete_cluster_queue(key)
         touched = state.wake_tree(before - {key})
         touched.local_queues |= set(state.local_queues_of(key))
+        touched.workloads |= state.workloads_of([key])
         return touched
     if kind == LOCAL_QUEUE:
         lq = state.local_queues.pop(key, None)
@@ -125,7 +130,9 @@ def forget(state: EngineState, kind: str, key: str, obj: Obj) -> Touched:
             return Touched()
         state.queues.delete_local_queue(lq.namespace, lq.name)
         state.cache.delete_local_queue(lq.namespace, lq.name)
-        return Touched(cluster_queues={lq.cluster_queue})
+        return Touched(
+            workloads=set(state.by_queue.get(key, ())), cluster_queues={lq.cluster_queue}
+        )
     if kind == RESOURCE_FLAVOR:
         state.cache.delete_flavor(key)
     elif kind == COHORT:
@@ -135,14 +142,21 @@ def forget(state: EngineState, kind: str, key: str, obj: Obj) -> Touched:
         state.admission_checks.pop(key, None)
         state.cache.delete_admission_check(key)
     if kind in (RESOURCE_FLAVOR, COHORT, ADMISSION_CHECK):
-        state.sync_active(state.cluster_queues)
-        return state.wake_tree(state.cluster_queues)
+        return _tree_changed(state)
     if kind == NAMESPACE:
         state.namespace_labels_all.pop(key, None)
         return Touched()
     if kind in (WORKLOAD_PRIORITY_CLASS, PRIORITY_CLASS):
         return Touched()
     raise KeyError(kind)
+
+
+def _tree_changed(state: EngineState) -> Touched:
+    """A flavor, cohort or check changed: any queue's activity and quota may have."""
+    flipped = state.sync_active(state.cluster_queues)
+    touched = state.wake_tree(state.cluster_queues)
+    touched.workloads |= state.workloads_of(flipped)
+    return touched
 
 
 def _jobs_with_priority_class(state: EngineState, name: str) -> set[str]:
@@ -157,13 +171,29 @@ def _jobs_with_priority_class(state: EngineState, name: str) -> set[str]:
 
 
 def _index_owner(state: EngineState, key: str, owner: str) -> None:
-    for job_key, keys in list(state.owned.items()):
-        if key in keys and job_key != owner:
+    previous = state.owner_of.get(key, "")
+    if previous == owner:
+        return
+    if previous:
+        keys = state.owned.get(previous)
+        if keys is not None:
             keys.discard(key)
             if not keys:
-                del state.owned[job_key]
+                del state.owned[previous]
     if owner:
         state.owned.setdefault(owner, set()).add(key)
+        state.owner_of[key] = owner
+    else:
+        state.owner_of.pop(key, None)
+
+
+def _unindex_queue(state: EngineState, wl: Workload) -> None:
+    lq = f"{wl.namespace}/{wl.queue_name}"
+    keys = state.by_queue.get(lq)
+    if keys is not None:
+        keys.discard(wl.key)
+        if not keys:
+            del state.by_queue[lq]
 
 
 def _observe_workload(state: EngineState, key: str, obj: Obj) -> Touched:
@@ -172,6 +202,9 @@ def _observe_workload(state: EngineState, key: str, obj: Obj) -> Touched:
     state.workloads[key] = wl
     owner = owner_job_key(obj)
     _index_owner(state, key, owner)
+    if old is not None and old.queue_name != wl.queue_name:
+        _unindex_queue(state, old)
+    state.by_queue.setdefault(f"{wl.namespace}/{wl.queue_name}", set()).add(key)
     state.cache.upsert_workload(wl)
     assumed = state.assumed.get(key)
     if assumed is not None:
@@ -205,6 +238,8 @@ def _forget_workload(state: EngineState, key: str, obj: Obj) -> Touched:
     old = state.workloads.pop(key, None)
     state.assumed.pop(key, None)
     state.last_tried.pop(key, None)
+    if old is not None:
+        _unindex_queue(state, old)
     _index_owner(state, key, "")
     state.cache.delete_workload(key)
     state.queues.delete_workload(key)

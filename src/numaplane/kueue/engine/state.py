@@ -105,11 +105,20 @@ class Write:
     #: For an ``update``: the same change as a JSON merge patch, sent instead of the object
     #: (no resourceVersion: the Job integration's edits of a Job).
     patch: Mapping[str, Any] | None = None
+    #: The same decision applied to a fresher version of the object (None: it no longer
+    #: applies), tried when the write meets a conflict: upstream makes the scheduler's writes
+    #: with server-side apply and retries on conflict, so a concurrent status change by a
+    #: controller does not undo a decision of the cycle.
+    redo: Callable[[Obj], Obj | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
         """The written object's key."""
         return object_key(self.obj)
+
+    def redone(self, obj: Obj) -> Write:
+        """This write with ``obj`` (what :attr:`redo` made of a fresher version)."""
+        return dataclasses.replace(self, obj=obj)
 
 
 @dataclass
@@ -209,6 +218,11 @@ class EngineState:
         self.admission_checks: dict[str, AdmissionCheck] = {}
         #: Workload keys by the key of the Job that owns them.
         self.owned: dict[str, set[str]] = {}
+        self.owner_of: dict[str, str] = {}
+        #: Workload keys by the key (``namespace/spec.queueName``) of the LocalQueue they name.
+        self.by_queue: dict[str, set[str]] = {}
+        #: Each ClusterQueue's ``Active`` as the queues were last told.
+        self.active: dict[str, bool] = {}
         #: Reservations assumed in the cache whose write is in flight, by workload key.
         self.assumed: dict[str, Workload] = {}
         #: Labels of every namespace seen (the cycle checks namespace selectors on it).
@@ -259,15 +273,30 @@ class EngineState:
                 members.add(name)
         return members
 
-    def sync_active(self, cq_names: Iterable[str]) -> None:
+    def sync_active(self, cq_names: Iterable[str]) -> set[str]:
         """Tell the queues whether each of ``cq_names`` is active now (the cache decides: a
-        flavor, check or cohort change can flip it); only active queues give heads."""
+        flavor, check or cohort change can flip it); only active queues give heads. Returns
+        the queues whose activity changed."""
+        flipped = set()
         for name in cq_names:
             cq = self.cluster_queues.get(name)
-            if cq is not None:
-                self.queues.upsert_cluster_queue(
-                    cq, active=self.cache.cluster_queue_active(name)[0]
-                )
+            if cq is None:
+                continue
+            active = self.cache.cluster_queue_active(name)[0]
+            if self.active.get(name) != active:
+                flipped.add(name)
+            self.active[name] = active
+            self.queues.upsert_cluster_queue(cq, active=active)
+        return flipped
+
+    def workloads_of(self, cq_names: Iterable[str]) -> set[str]:
+        """Workloads whose LocalQueue points at one of ``cq_names`` (the workload controller
+        looks again at them when their ClusterQueue changes)."""
+        found: set[str] = set()
+        for name in cq_names:
+            for lq in self.local_queues_of(name):
+                found |= self.by_queue.get(lq, set())
+        return found
 
     def wake_tree(self, cq_names: Iterable[str]) -> Touched:
         """Quota may have been freed (or added) in the trees of ``cq_names``: their parked

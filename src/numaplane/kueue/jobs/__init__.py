@@ -21,6 +21,8 @@ from numaplane.kueue.jobs.workloads import (
     controller_of,
     extract_priority,
     new_workload,
+    owned_workloads,
+    owner_job_key,
     workload_name,
 )
 
@@ -40,6 +42,8 @@ __all__ = [
     "is_active",
     "is_suspended",
     "new_workload",
+    "owned_workloads",
+    "owner_job_key",
     "pod_sets",
     "pods_count",
     "prebuilt_workload_name",

@@ -87,12 +87,14 @@ def workload_priority_class_name(obj: Mapping[str, Any]) -> str:
 
 
 def prebuilt_workload_name(job: Mapping[str, Any]) -> str | None:
-    """Upstream ``PrebuiltWorkloadFor``: the prebuilt-workload label's value (None when the
-    label is absent; an empty value still counts as set, as upstream reads it)."""
+    """Upstream ``PrebuiltWorkloadFor``: the prebuilt-workload label's value, else the
+    annotation of the same key (what MultiKueue writes when the name is too long for a label);
+    None when neither is there (an empty label still counts as set, as upstream reads it)."""
     labels = labels_of(job)
-    if PREBUILT_WORKLOAD_LABEL not in labels:
-        return None
-    return str(labels[PREBUILT_WORKLOAD_LABEL])
+    if PREBUILT_WORKLOAD_LABEL in labels:
+        return str(labels[PREBUILT_WORKLOAD_LABEL])
+    annotated = annotations_of(job).get(PREBUILT_WORKLOAD_LABEL)
+    return None if annotated is None else str(annotated)
 
 
 def maximum_execution_time_seconds(obj: Mapping[str, Any]) -> int | None:
@@ -224,3 +226,20 @@ def restore_pod_sets_info(job: Obj, infos: Sequence[PodSetInfo]) -> bool:
         if key in current_labels:
             info.labels[key] = current_labels[key]
     return restore_template(template, info) or changed
+
+
+def reclaimable_pods(job: Mapping[str, Any]) -> list[Obj]:
+    """Upstream ``Job.ReclaimablePods``: once some pods succeeded and fewer completions remain
+    than the parallelism, the difference is quota the Workload no longer needs
+    (``[{name: main, count}]``; empty otherwise)."""
+    spec = _spec(job)
+    raw_parallelism = spec.get("parallelism")
+    parallelism = 1 if raw_parallelism is None else int(raw_parallelism)
+    succeeded = int((job.get("status") or {}).get("succeeded") or 0)
+    if parallelism == 1 or succeeded == 0:
+        return []
+    completions = spec.get("completions")
+    remaining = (int(completions) if completions is not None else parallelism) - succeeded
+    if remaining >= parallelism:
+        return []
+    return [{"name": DEFAULT_POD_SET, "count": parallelism - remaining}]

@@ -243,6 +243,22 @@ def _managed(job: Mapping[str, Any], ctx: JobContext) -> bool:
     return selector.matches(dict(ctx.namespace_labels or {}))
 
 
+def _update_reclaimable_pods(run: RunState, wl: Mapping[str, Any]) -> bool:
+    """Upstream step 4 (``ReclaimablePods``, beta, on): the Job's reclaimable pods written to
+    ``status.reclaimablePods`` when they differ (by podSet name and count); whether it wrote."""
+    want = batchjob.reclaimable_pods(run.job)
+    have = (wl.get("status") or {}).get("reclaimablePods") or []
+    if {p["name"]: p["count"] for p in want} == {p.get("name"): p.get("count") for p in have}:
+        return False
+    status = copy.deepcopy(dict(wl.get("status") or {}))
+    if want:
+        status["reclaimablePods"] = want
+    else:
+        status.pop("reclaimablePods", None)
+    run.workload_status(wl, status)
+    return True
+
+
 def _pods_ready_changed(wl: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     old = find_condition((wl.get("status") or {}).get("conditions"), PODS_READY)
     new = find_condition(status.get("conditions"), PODS_READY)
@@ -258,7 +274,9 @@ def reconcile_job(
 ) -> JobDecision:
     """One pass of upstream ``ReconcileGenericJob`` for a batch/v1 Job (see the module
     docstring). ``job`` None (deleted) or being deleted: the finalizers of its Workloads are
-    removed. ``owned_workloads``: the Workloads whose controller is the Job."""
+    removed. ``owned_workloads``: the Workloads with an owner reference to the Job's name
+    (:func:`~numaplane.kueue.jobs.owned_workloads`); the prebuilt Workload, if the Job names
+    one, comes in ``ctx.prebuilt_workload``."""
     if job is None or meta_of(job).get("deletionTimestamp"):
         decision = JobDecision()
         for wl in owned_workloads:
@@ -295,6 +313,8 @@ def _reconcile_with(run: RunState, wl: Obj | None) -> None:
         return
     if wl is None:
         _handle_no_workload(run)
+        return
+    if _update_reclaimable_pods(run, wl):
         return
     if run.ctx.wait_for_pods_ready:
         status = wl_rules.set_pods_ready(wl, batchjob.pods_ready(run.job), now)

@@ -208,3 +208,34 @@ def is_controlled_by(obj: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     """``metav1.IsControlledBy``: the controller reference carries the Job's uid."""
     owner = controller_of(obj)
     return owner is not None and owner.get("uid") == _meta(job).get("uid")
+
+
+def owner_job_key(wl: Mapping[str, Any]) -> str | None:
+    """``namespace/name`` of the batch/v1 Job controlling ``wl`` (which Job to reconcile when
+    a Workload changes: upstream's ``Owns(&Workload{})``), None when no Job controls it."""
+    owner = controller_of(wl)
+    if owner is None or owner.get("kind") != JOB_KIND or owner.get("apiVersion") != JOB_API_VERSION:
+        return None
+    return f"{_meta(wl).get('namespace', '')}/{owner.get('name', '')}"
+
+
+def owned_workloads(
+    namespace: str, job_name: str, workloads: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The Workloads of ``workloads`` in ``namespace`` with an owner reference to the batch/v1
+    Job ``job_name`` (upstream's owner index, by kind and name: a Job deleted and created again
+    under the same name sees its predecessor's Workloads, which no longer match and go). What
+    :func:`~numaplane.kueue.jobs.reconcile_job` takes, for a deleted Job too."""
+    found = []
+    for wl in workloads:
+        if _meta(wl).get("namespace", "") != namespace:
+            continue
+        for ref in _meta(wl).get("ownerReferences") or []:
+            if (
+                ref.get("apiVersion") == JOB_API_VERSION
+                and ref.get("kind") == JOB_KIND
+                and ref.get("name") == job_name
+            ):
+                found.append(wl)
+                break
+    return found

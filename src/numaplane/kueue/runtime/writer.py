@@ -26,6 +26,9 @@ from numaplane.kueue.engine import (
 
 log = logging.getLogger(__name__)
 
+#: Tries of a write that has a redo (upstream's RetryOnConflict tries 5 times).
+REDO_ATTEMPTS = 5
+
 
 class Writer:
     """Sends :class:`Write` values and records :class:`Event` values."""
@@ -59,9 +62,40 @@ class Writer:
 
     async def write(self, write: Write, source: str, *, decode: bool = False) -> str | None:
         """Make ``write``; None when it was not made, else the resourceVersion it left (only
-        with ``decode``; "" otherwise). A conflict refreshes the object in the engine (so its
-        reconciler runs again on the fresh one); any failure of a write carrying a
-        reservation forgets that reservation."""
+        with ``decode``; "" otherwise). A conflict redoes the write's decision on the object
+        read again when it has a ``redo`` (a few times), else refreshes the object in the
+        engine (so its reconciler runs again on the fresh one); any failure of a write
+        carrying a reservation forgets that reservation."""
+        attempt = 1
+        while True:
+            try:
+                return await self._write_once(write, source, decode)
+            except ApiError as err:
+                redone = await self._redo(write, err) if attempt < REDO_ATTEMPTS else None
+                if redone is None:
+                    await self._refused(write, err)
+                    return None
+                write = redone
+                attempt += 1
+
+    async def _redo(self, write: Write, err: ApiError) -> Write | None:
+        """On a conflict, the write's decision applied to the object read again (None: it
+        has no redo, or the decision no longer applies)."""
+        if not err.is_conflict or write.redo is None:
+            return None
+        self.conflicts += 1
+        info = KINDS[write.kind]
+        namespace, name = split_key(write.key)
+        try:
+            fresh = await self.client.get(info.api_version, info.resource, name, namespace or None)
+        except ApiError:
+            return None
+        # The engine sees the fresh version first (it keeps an assumed reservation counted).
+        self._touched(self._refreshed(write.kind, fresh))
+        obj = write.redo(fresh)
+        return None if obj is None else write.redone(obj)
+
+    async def _write_once(self, write: Write, source: str, decode: bool) -> str | None:
         info = KINDS[write.kind]
         namespace, name = split_key(write.key)
         ns = namespace or None
@@ -94,10 +128,9 @@ class Writer:
                 )
             else:
                 raise ValueError(f"unknown write verb {write.verb!r}")
-        except ApiError as err:
-            await self._refused(write, err)
-            return None
         except KubeError as err:
+            if isinstance(err, ApiError):
+                raise
             self.errors += 1
             log.info("%s %s %s: %s", write.verb, write.kind, write.key, err)
             if write.assumed:

@@ -44,6 +44,8 @@ class Entry:
     #: Whether the next attempt resumes each flavor search where this one stopped; skipping
     #: or issuing preemptions makes the next attempt try every flavor again.
     keep_last_tried: bool = True
+    #: Where the previous attempt's searches stopped (what the queue handed back).
+    prior_last_tried: list[dict[str, int]] | None = None
 
 
 def entry_order_key(entry: Entry, priority_sorting: bool) -> tuple[bool, int, int, float]:

@@ -93,36 +93,37 @@ def _is_above_borrowing_threshold(candidate: int, incoming: int, threshold: int 
     return threshold is not None and candidate > threshold
 
 
-def _classify(
-    ctx: PreemptionContext, wl: Workload, same_cq: bool, policy: str, advantage: bool
-) -> Variant:
-    # Both filters must pass; the policy (priorities) is cheaper than the resources, so it goes
-    # first (upstream checks the resources first: same result).
-    if not satisfies_preemption_policy(ctx.wl, wl, policy):
-        return Variant.NEVER
-    if not uses_resources(wl, ctx.frs_need_preemption):
-        return Variant.NEVER
-    if same_cq:
-        return Variant.WITHIN_CQ
-    if advantage:
-        return Variant.HIERARCHICAL_RECLAIM
-    forbidden, threshold = borrow_within_cohort_forbidden(ctx.cq)
-    if forbidden or _is_above_borrowing_threshold(wl.priority, ctx.wl.priority, threshold):
-        return Variant.RECLAIM_WITHOUT_BORROWING
-    return Variant.RECLAIM_WHILE_BORROWING
-
-
 def _from_cq(
     ctx: PreemptionContext, cq: ClusterQueueSnapshot, lca: CohortSnapshot | None, advantage: bool
 ) -> list[_Candidate]:
+    """The workloads of ``cq`` the preemptor may evict, with their variant (upstream
+    ``getCandidatesFromCQ`` and ``classifyPreemptionVariant``). Both filters must pass; the
+    policy (priorities) is cheaper than the resources, so it goes first (upstream checks the
+    resources first: same result)."""
     same_cq = cq.name == ctx.cq.name
     policy = ctx.cq.spec.preemption
     rule = policy.within_cluster_queue if same_cq else policy.reclaim_within_cohort
+    preemptor = ctx.wl
+    frs = ctx.frs_need_preemption
+    fixed: Variant | None = None
+    if same_cq:
+        fixed = Variant.WITHIN_CQ
+    elif advantage:
+        fixed = Variant.HIERARCHICAL_RECLAIM
+    forbidden, threshold = borrow_within_cohort_forbidden(ctx.cq)
     found: list[_Candidate] = []
     for wl in cq.workloads.values():
-        variant = _classify(ctx, wl, same_cq, rule, advantage)
-        if variant is not Variant.NEVER:
-            found.append(_Candidate(wl, cq.name, lca, variant))
+        if not satisfies_preemption_policy(preemptor, wl, rule) or not uses_resources(wl, frs):
+            continue
+        variant = fixed
+        if variant is None:
+            above = _is_above_borrowing_threshold(wl.priority, preemptor.priority, threshold)
+            variant = (
+                Variant.RECLAIM_WITHOUT_BORROWING
+                if forbidden or above
+                else Variant.RECLAIM_WHILE_BORROWING
+            )
+        found.append(_Candidate(wl, cq.name, lca, variant))
     return found
 
 
@@ -166,6 +167,13 @@ def _collect_hierarchical(ctx: PreemptionContext) -> tuple[list[_Candidate], lis
     return hierarchy, priority
 
 
+_OrderKey = tuple[bool, bool, int, float, str]
+
+
+def _first(item: tuple[_OrderKey, _Candidate]) -> _OrderKey:
+    return item[0]
+
+
 class CandidateIterator:
     """The ordered candidates of one preemptor, walked once per attempt (with or without
     borrowing). Validity is checked lazily against the snapshot, because removing earlier
@@ -179,15 +187,15 @@ class CandidateIterator:
             same_queue = _from_cq(ctx, ctx.cq, None, False)
         hierarchy, priority = _collect_hierarchical(ctx)
 
-        def key(c: _Candidate) -> tuple[bool, bool, int, float, str]:
-            return candidate_order_key(c.wl, ctx.cq.name, now)
-
-        groups = [sorted(group, key=key) for group in (hierarchy, priority, same_queue)]
+        keyed = [
+            sorted(((candidate_order_key(c.wl, ctx.cq.name, now), c) for c in group), key=_first)
+            for group in (hierarchy, priority, same_queue)
+        ]
         # Already evicted candidates first (they cost nothing more), each group keeping the
-        # hierarchy -> priority -> same queue precedence.
-        evicted = [[c for c in g if c.wl.is_evicted] for g in groups]
-        rest = [[c for c in g if not c.wl.is_evicted] for g in groups]
-        self._candidates = [c for part in (*evicted, *rest) for c in part]
+        # hierarchy -> priority -> same queue precedence. The key's first item is "not evicted".
+        evicted = [c for group in keyed for k, c in group if not k[0]]
+        rest = [c for group in keyed for k, c in group if k[0]]
+        self._candidates = evicted + rest
         self.no_candidate_from_other_queues = not hierarchy and not priority
         self.no_candidate_for_hierarchical_reclaim = not hierarchy
 

@@ -76,6 +76,9 @@ class Reservation:
     workload: Workload
     admission: Admission
     message: str
+    #: The flavors tried that did not simply fit, for the ``QuotaReserved`` event's
+    #: ``; Flavors considered: …`` suffix ("" when every try fit).
+    flavors_considered: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,14 @@ def schedule(
     return result
 
 
+def _as_list(last: LastTried | None) -> list[dict[str, int]] | None:
+    if last is None:
+        return None
+    if isinstance(last, Mapping):
+        return [dict(last[i]) for i in sorted(last)]
+    return [dict(per_ps) for per_ps in last]
+
+
 def _cluster_queue_for(wl: Workload, local_queues: Mapping[str, str]) -> str:
     return local_queues.get(f"{wl.namespace}/{wl.queue_name}", "")
 
@@ -181,7 +192,7 @@ def _nominate(
     inadmissible: list[Entry] = []
     for wl in heads:
         cq_name = _cluster_queue_for(wl, local_queues)
-        e = Entry(wl, cq_name)
+        e = Entry(wl, cq_name, prior_last_tried=_as_list(last_tried.get(wl.key)))
         cq = snapshot.cluster_queues.get(cq_name)
         if cq is not None and wl.key in cq.workloads:
             # Already reserving here (assumed in an earlier cycle): nothing to do.
@@ -318,9 +329,9 @@ def _process(
     gate.ready = False
     e.status = en.ASSUMED
     admission = e.assignment.to_admission(e.cluster_queue)
-    result.reserved.append(
-        Reservation(e.workload, admission, f"Quota reserved in ClusterQueue {e.cluster_queue}")
-    )
+    message = f"Quota reserved in ClusterQueue {e.cluster_queue}"
+    considered = e.assignment.flavors_considered()
+    result.reserved.append(Reservation(e.workload, admission, message, considered))
 
 
 def _skip(e: Entry, message: str) -> None:
@@ -365,7 +376,8 @@ def _pending(e: Entry, snapshot: Snapshot) -> Pending:
         immediate = reason != en.REQUEUE_NAMESPACE_MISMATCH
     else:
         immediate = reason in (en.REQUEUE_FAILED_AFTER_NOMINATION, en.REQUEUE_PENDING_PREEMPTION)
-    last: list[dict[str, int]] | None = None
+    # An entry that never got an assignment keeps where the previous search stopped.
+    last = e.prior_last_tried if e.assignment is None else None
     if e.assignment is not None and e.keep_last_tried:
         last = [dict(per_ps) for per_ps in e.assignment.last_tried_flavor_idx]
         # A search that stopped before its last flavor has more to try: retry at once.

@@ -19,7 +19,7 @@ from numaplane.kueue.workload.eviction import (
     set_deactivation_target,
 )
 from numaplane.kueue.workload.reconcile import reconcile_workload, requeue_after_backoff
-from numaplane.kueue.workload.reservation import reserve_quota
+from numaplane.kueue.workload.reservation import reservation_events, reserve_quota
 from numaplane.kueue.workload.status import (
     Event,
     finish,
@@ -44,6 +44,7 @@ __all__ = [
     "reconcile_workload",
     "release_quota",
     "requeue_after_backoff",
+    "reservation_events",
     "reserve_quota",
     "set_deactivation_target",
     "set_pending",

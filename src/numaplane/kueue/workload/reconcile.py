@@ -54,8 +54,6 @@ SCHEDULER_REASONS: Final = frozenset(
         "TopologyPlacementFailed",
         "WaitingForPreemptedWorkloads",
         "WaitingForPodsReady",
-        "Pending",
-        "Inadmissible",
     }
 )
 
