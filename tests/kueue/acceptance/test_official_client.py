@@ -67,7 +67,9 @@ def sample_job(image: str, args: list[str]) -> Any:
         image=image,
         name="dummy-job",
         args=args,
-        resources={"requests": {"cpu": 1, "memory": "200Mi"}},
+        # The example writes ``"cpu": 1``; the installed client's models (pydantic) take
+        # quantities as strings only.
+        resources={"requests": {"cpu": "1", "memory": "200Mi"}},
     )
     return k8s.V1Job(
         api_version="batch/v1",
@@ -108,10 +110,16 @@ def test_the_python_examples(api: Any, cluster: RunningCluster, kueue_dir: Path)
         assert time.monotonic() < deadline, cluster.all_logs()
         time.sleep(0.5)
 
-    # sample-queue-control.py: the LocalQueues of the namespace, then its Jobs, as dicts.
-    queues = crd.list_namespaced_custom_object(
-        group="kueue.x-k8s.io", version="v1beta2", namespace="default", plural="localqueues"
-    )
+    # sample-queue-control.py: the LocalQueues of the namespace, then its Jobs, as dicts (the
+    # LocalQueue's counts follow the workload's Finished condition shortly: read until they do).
+    def local_queues() -> Any:
+        return crd.list_namespaced_custom_object(
+            group="kueue.x-k8s.io", version="v1beta2", namespace="default", plural="localqueues"
+        )
+
+    while (queues := local_queues())["items"][0].get("status", {}).get("admittedWorkloads") != 0:
+        assert time.monotonic() < deadline, cluster.all_logs()
+        time.sleep(0.5)
     assert [q["metadata"]["name"] for q in queues["items"]] == ["user-queue"]
     status = queues["items"][0]["status"]
     assert status["admittedWorkloads"] == 0

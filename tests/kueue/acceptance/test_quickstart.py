@@ -131,7 +131,10 @@ def test_quick_start(cluster: RunningCluster, kueue_dir: Path) -> None:
         assignment = held["status"]["admission"]["podSetAssignments"][0]
         assert assignment["flavors"] == {"cpu": "default-flavor", "memory": "default-flavor"}
         assert assignment["count"] == 3
-    while (pending := condition(last := workloads_of(kubectl, jobs[-1]), "QuotaReserved")) is None:
+    # Until the scheduler judged it (the workload controller writes PendingEvaluation first).
+    while (
+        pending := condition(last := workloads_of(kubectl, jobs[-1]), "QuotaReserved")
+    ) is None or pending[1] == "PendingEvaluation":
         assert time.monotonic() < deadline, cluster.all_logs()
         time.sleep(0.3)
     if not (last.get("status") or {}).get("admission"):
@@ -174,13 +177,21 @@ def test_quick_start(cluster: RunningCluster, kueue_dir: Path) -> None:
     assert rows[0] == ["NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"]
     assert sorted(r[0] for r in rows[1:]) == sorted(w["metadata"]["name"] for w in found)
     assert {tuple(r[1:5]) for r in rows[1:]} == {("user-queue", "cluster-queue", "True", "True")}
+    # The queues' statuses follow the last Finished condition shortly (their own writes).
+    settled = [
+        ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
+        ["cluster-queue", "", "BestEffortFIFO", "0", "0"],
+    ]
+    while table(kubectl, "clusterqueues", "-o", "wide") != settled:
+        assert time.monotonic() < deadline + 460, cluster.all_logs()
+        time.sleep(0.3)
     assert table(kubectl, "clusterqueues") == [
         ["NAME", "COHORT", "PENDING WORKLOADS"],
-        ["cluster-queue", "<none>", "0"],
+        ["cluster-queue", "", "0"],
     ]
     assert table(kubectl, "clusterqueues", "-o", "wide") == [
         ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
-        ["cluster-queue", "<none>", "BestEffortFIFO", "0", "0"],
+        ["cluster-queue", "", "BestEffortFIFO", "0", "0"],
     ]
     assert table(kubectl, "localqueues") == [
         ["NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"],
