@@ -17,8 +17,10 @@ are no jobs here).
 
 The in-process mode runs the engine (:class:`numaplane.kueue.engine.Engine`) as the runtime does,
 cycle after cycle, each cycle's writes applied and observed back and the Workload controller run
-on what they touched, until a cycle reserves nothing. ``cycle_p99_ms`` is the 99th percentile of
-``Engine.cycle`` alone; ``admissions_per_s`` counts all of it (cycles, write-backs, controllers).
+on what they touched, until no head is left (or 50 cycles in a row reserve nothing). The queues'
+statuses are written once at the end (``status_s``), as a work queue coalesces them.
+``cycle_p99_ms`` is the 99th percentile of ``Engine.cycle`` alone; ``admissions_per_s`` counts
+the whole loop (cycles, write-backs, the Workload controller).
 The e2e mode creates everything through the API server first, then starts ``numaplane kueue``
 and watches the reservations arrive; ``admissions_per_s`` spans the first to the last
 reservation, ``startup_s`` the process start and its initial lists.
@@ -246,18 +248,29 @@ class _Memory:
                 reserved += bool(write.assumed)
         return reserved
 
-    def controllers(self) -> None:
-        """The Workload controller and the queue statuses on what changed, until quiet."""
+    def controllers(self, *, statuses: bool = True) -> None:
+        """The Workload controller on what changed, until quiet; with ``statuses`` the
+        ClusterQueue and LocalQueue statuses too, else their keys wait (a work queue coalesces
+        them: the runtime writes a queue's status once for many changes)."""
         from numaplane.kueue.engine import Touched
 
-        while self.touched.workloads or self.touched.cluster_queues or self.touched.local_queues:
+        waiting = Touched()
+        while self.touched.workloads or (
+            statuses and (self.touched.cluster_queues or self.touched.local_queues)
+        ):
             touched, self.touched = self.touched, Touched()
             for key in sorted(touched.workloads):
                 self.apply(self.engine.reconcile_workload(key, self.now))
+            if not statuses:
+                waiting.cluster_queues |= touched.cluster_queues
+                waiting.local_queues |= touched.local_queues
+                continue
             for name in sorted(touched.cluster_queues):
                 self.apply(self.engine.cluster_queue_status(name, self.now))
             for key in sorted(touched.local_queues):
                 self.apply(self.engine.local_queue_status(key, self.now))
+        self.touched.cluster_queues |= waiting.cluster_queues
+        self.touched.local_queues |= waiting.local_queues
 
 
 def run_engine(scenario: Scenario) -> dict[str, Any]:
@@ -283,10 +296,13 @@ def run_engine(scenario: Scenario) -> dict[str, Any]:
         outcome = engine.cycle(memory.now)
         cycle_ms.append((time.perf_counter() - began) * 1000)
         reserved = memory.apply(outcome)
-        memory.controllers()
+        memory.controllers(statuses=False)
         admitted += reserved
         idle = 0 if reserved else idle + 1
     loop_s = time.perf_counter() - start
+    start = time.perf_counter()
+    memory.controllers()
+    status_s = time.perf_counter() - start
     workloads = [o for (kind, _), o in memory.objects.items() if kind == "Workload"]
     count, digest = fingerprint(workloads)
     return {
@@ -298,6 +314,7 @@ def run_engine(scenario: Scenario) -> dict[str, Any]:
         "cycle_p50_ms": round(statistics.median(cycle_ms), 2) if cycle_ms else 0.0,
         "cycle_p99_ms": round(percentile(cycle_ms, 0.99), 2),
         "loop_s": round(loop_s, 2),
+        "status_s": round(status_s, 2),
         "fingerprint": digest,
     }
 
@@ -386,6 +403,13 @@ async def _watch_reservations(
     return sorted(seen.values()), final
 
 
+def _stopped_within(process: subprocess.Popen[bytes], timeout_s: float) -> float:
+    """Seconds ``process`` took to exit (after its SIGTERM); TimeoutExpired past ``timeout_s``."""
+    began = time.perf_counter()
+    process.wait(timeout=timeout_s)
+    return time.perf_counter() - began
+
+
 def run_e2e(scenario: Scenario, expected: int, quiet_s: float) -> dict[str, Any]:
     """Everything through an API server and a ``numaplane kueue`` process; the figures."""
     from numaplane.testing.apiserver import ENTRY, running_apiserver
@@ -407,7 +431,12 @@ def run_e2e(scenario: Scenario, expected: int, quiet_s: float) -> dict[str, Any]
                 )
             finally:
                 kueue.terminate()
-                kueue.wait(timeout=30)
+                try:
+                    stop_s = _stopped_within(kueue, 60)
+                except subprocess.TimeoutExpired:
+                    kueue.kill()
+                    kueue.wait()
+                    stop_s = -1.0
     count, digest = fingerprint(final)
     span = (times[-1] - times[0]) if len(times) > 1 else 0.0
     return {
@@ -417,6 +446,7 @@ def run_e2e(scenario: Scenario, expected: int, quiet_s: float) -> dict[str, Any]
         "admissions_per_s": round(len(times) / span, 1) if span else 0.0,
         "cycle_p99_ms": "n/a",
         "span_s": round(span, 2),
+        "stop_s": round(stop_s, 1),
         "fingerprint": digest,
     }
 
