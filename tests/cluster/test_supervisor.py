@@ -177,6 +177,7 @@ def test_components_of_a_simulated_cluster(tmp_path: Path) -> None:
     kubeconfig = str(tmp_path / "admin.kubeconfig")
     assert found == {
         "controllers": ("controllers", "--kubeconfig", kubeconfig, "--no-numa-filter"),
+        "kueue": ("kueue", "--kubeconfig", kubeconfig),
         "sim0": (
             "agent", "--simulate", "--kubeconfig", kubeconfig, "--machine", "dual-socket-ht",
             "--nodes", "3", "--node-name", "sim0", "-c", str(tmp_path / "k.yaml"),
@@ -197,4 +198,4 @@ def test_components_of_a_host_cluster(tmp_path: Path) -> None:
         "agent", "--kubeconfig", str(tmp_path / "admin.kubeconfig"), "--node-name", "box",
         "--state-dir", str(tmp_path / "agent"), "--listen", "127.0.0.1:0",
     )  # fmt: skip
-    assert set(found) == {"controllers", "agent"}
+    assert set(found) == {"controllers", "kueue", "agent"}

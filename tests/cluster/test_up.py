@@ -96,7 +96,7 @@ def test_children_die_with_a_killed_up_and_a_restart_resumes(tmp_path: Path) -> 
         body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kept"},"data":{"k":"v"}}'
         assert _create_configmap(cluster.url, cluster.credentials, body) == 201
         children = _children(cluster.process.pid)
-        assert len(children) == 2  # the API server and the controllers
+        assert len(children) == 3  # the API server, the controllers and Kueue
     finally:
         cluster.kill()
     deadline = time.monotonic() + 60

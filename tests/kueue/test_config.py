@@ -145,6 +145,15 @@ def test_v1beta1_switches() -> None:
     assert not config_from_dict({**base, "fairSharing": {"enable": False}}).fair_sharing.enable
 
 
+def test_quota_check_strategy_needs_its_gate() -> None:
+    base = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    resources = {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}
+    assert config_from_dict({**base, **resources}).quota_check_strategy == "BlockUndeclared"
+    gated = {**base, **resources, "featureGates": {"QuotaCheckStrategy": True}}
+    assert config_from_dict(gated).quota_check_strategy == "IgnoreUndeclared"
+    assert KueueConfig().quota_check_strategy == "BlockUndeclared"
+
+
 def test_zero_timeout_and_backoff_take_the_defaults() -> None:
     got = config_from_dict(
         {
@@ -242,6 +251,20 @@ BAD = [
         HEAD + "multiKueue: {incrementalDispatcherConfig: {stepSize: 2}}\n",
         "multiKueue.incrementalDispatcherConfig",
         "only valid when dispatcherName is set to the incremental dispatcher",
+    ),
+    BadCase(
+        "unknown quota check strategy",
+        HEAD + "featureGates: {QuotaCheckStrategy: true}\n"
+        "resources: {quotaCheckStrategy: Sometimes}\n",
+        "resources.quotaCheckStrategy",
+        'Unsupported value: "Sometimes"',
+    ),
+    BadCase(
+        "ignoring undeclared resources with excluded prefixes",
+        HEAD + "featureGates: {QuotaCheckStrategy: true}\n"
+        "resources: {quotaCheckStrategy: IgnoreUndeclared, excludeResourcePrefixes: [x/]}\n",
+        "resources.quotaCheckStrategy",
+        "excludeResourcePrefixes is not allowed",
     ),
     BadCase(
         "wrong type",

@@ -179,6 +179,9 @@ class KueueConfig:
     client_qps: float = 1000.0
     client_burst: int = 1000
     exclude_resource_prefixes: tuple[str, ...] = ()
+    #: ``resources.quotaCheckStrategy``, honoured with the ``QuotaCheckStrategy`` gate (alpha,
+    #: off): ``BlockUndeclared`` otherwise.
+    quota_check_strategy: str = "BlockUndeclared"
     #: ``objectRetentionPolicies.workloads``: seconds, None keeps the workloads.
     delete_finished_workloads_after: float | None = None
     delete_deactivated_workloads_after: float | None = None
@@ -346,6 +349,7 @@ def config_from_dict(obj: object, source: str = "<config>") -> KueueConfig:
             resources, "excludeResourcePrefixes", "resources.excludeResourcePrefixes"
         )
         or (),
+        quota_check_strategy=_quota_check_strategy(doc, resources, gates),
         delete_finished_workloads_after=doc.duration(
             workloads, "afterFinished", f"{rpath}.afterFinished"
         ),
@@ -353,6 +357,25 @@ def config_from_dict(obj: object, source: str = "<config>") -> KueueConfig:
             workloads, "afterDeactivatedByKueue", f"{rpath}.afterDeactivatedByKueue"
         ),
     )
+
+
+def _quota_check_strategy(
+    doc: _Doc, resources: Mapping[str, Any], gates: Mapping[str, bool]
+) -> str:
+    path = "resources.quotaCheckStrategy"
+    strategy: str = doc.typed(resources, "quotaCheckStrategy", path, str, "")
+    if not gates.get("QuotaCheckStrategy", False) or not strategy:
+        # Upstream ignores the field while the gate is off.
+        return "BlockUndeclared"
+    allowed = ("IgnoreUndeclared", "BlockUndeclared")
+    if strategy not in allowed:
+        raise doc.fail(path, _supported(strategy, allowed))
+    if strategy == "IgnoreUndeclared" and resources.get("excludeResourcePrefixes"):
+        raise doc.fail(
+            path,
+            "excludeResourcePrefixes is not allowed when quotaCheckStrategy is IgnoreUndeclared",
+        )
+    return strategy
 
 
 def _feature_gates(doc: _Doc, obj: Mapping[str, Any]) -> dict[str, bool]:

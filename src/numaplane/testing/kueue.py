@@ -140,15 +140,19 @@ class _Dirty:
     jobs: set[str] = field(default_factory=set)
     cluster_queues: set[str] = field(default_factory=set)
     local_queues: set[str] = field(default_factory=set)
+    cohorts: set[str] = field(default_factory=set)
 
     def add(self, touched: TouchedLike) -> None:
         self.workloads |= touched.workloads
         self.jobs |= touched.jobs
         self.cluster_queues |= touched.cluster_queues
         self.local_queues |= touched.local_queues
+        self.cohorts |= getattr(touched, "cohorts", set())
 
     def __bool__(self) -> bool:
-        return bool(self.workloads or self.jobs or self.cluster_queues or self.local_queues)
+        return bool(
+            self.workloads or self.jobs or self.cluster_queues or self.local_queues or self.cohorts
+        )
 
 
 class FakeKueueApi:
@@ -307,6 +311,8 @@ class FakeKueueApi:
             self._dirty.cluster_queues.add(key)
         elif kind == "LocalQueue":
             self._dirty.local_queues.add(key)
+        elif kind == "Cohort":
+            self._dirty.cohorts.add(key)
 
     def _run(self, outcome: OutcomeLike, kind: str = "", key: str = "") -> None:
         self.events.extend(outcome.events)
@@ -345,8 +351,12 @@ class FakeKueueApi:
                 self._run(self.engine.cluster_queue_status(key, self.now))
             for key in sorted(dirty.local_queues):
                 self._run(self.engine.local_queue_status(key, self.now))
+            cohort_status: Any = getattr(self.engine, "cohort_status", None)
+            if cohort_status is not None:
+                for key in sorted(dirty.cohorts):
+                    self._run(cohort_status(key, self.now))
             count += len(dirty.jobs) + len(dirty.workloads)
-            count += len(dirty.cluster_queues) + len(dirty.local_queues)
+            count += len(dirty.cluster_queues) + len(dirty.local_queues) + len(dirty.cohorts)
         return count
 
     def cycle(self) -> OutcomeLike:

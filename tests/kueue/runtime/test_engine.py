@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.kueue.config import FairSharingConfig, KueueConfig
 from numaplane.kueue.engine import STATUS, WORKLOAD, Engine
 from numaplane.kueue.workload import release_quota
 from numaplane.testing import kueue as k
@@ -344,3 +345,60 @@ def test_a_workload_waits_for_its_local_queue_and_is_admitted_once_it_exists() -
     api.create(k.local_queue(NS, "lq", "cq"))
     api.settle()
     assert api.admitted() == [f"{NS}/w1"]
+
+
+def test_fair_sharing_shares_are_written_to_queue_and_cohort_status() -> None:
+    config = KueueConfig(fair_sharing=FairSharingConfig(enable=True))
+    api = FakeKueueApi(config=config)
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Cohort",
+            "metadata": {"name": "co"},
+            "spec": {},
+        }
+    )
+    for name in ("a", "b"):
+        api.create(k.cluster_queue(name, {"default": {"cpu": "2"}}, cohort="co"))
+        api.create(k.local_queue(NS, name, name))
+    api.create(k.workload(NS, "w1", "a", {"cpu": "3"}))
+    api.settle()
+    assert api.admitted() == [f"{NS}/w1"]
+    shares = {}
+    for name in ("a", "b"):
+        cq = api.get("ClusterQueue", name)
+        assert cq is not None
+        shares[name] = cq["status"]["fairSharing"]["weightedShare"]
+    # a borrows 1 of the 4 CPUs the cohort can lend: 1000 × 1/4.
+    assert shares == {"a": 250, "b": 0}
+    cohort = api.get("Cohort", "co")
+    assert cohort is not None
+    assert cohort["status"]["fairSharing"] == {"weightedShare": 0}
+
+
+@dataclass(frozen=True)
+class StrategyCase:
+    name: str
+    strategy: str
+    admitted: bool
+
+
+STRATEGY_CASES = [
+    StrategyCase("block-undeclared", "BlockUndeclared", False),
+    StrategyCase("ignore-undeclared", "IgnoreUndeclared", True),
+]
+
+
+@pytest.mark.parametrize("case", STRATEGY_CASES, ids=[c.name for c in STRATEGY_CASES])
+def test_the_configured_quota_check_strategy_applies_to_every_queue(case: StrategyCase) -> None:
+    api = FakeKueueApi(config=KueueConfig(quota_check_strategy=case.strategy))
+    api.create(k.namespace(NS))
+    api.create(k.resource_flavor("default"))
+    api.create(k.cluster_queue("cq", {"default": {"cpu": "2"}}))
+    api.create(k.local_queue(NS, "lq", "cq"))
+    # memory is no resource the queue declares.
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1", "memory": "1Gi"}))
+    api.settle()
+    assert (api.admitted() == [f"{NS}/w1"]) == case.admitted

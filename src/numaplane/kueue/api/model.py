@@ -34,7 +34,7 @@ STOP_NONE: Final = "None"
 STOP_HOLD: Final = "Hold"
 STOP_HOLD_AND_DRAIN: Final = "HoldAndDrain"
 
-#: ``ClusterQueue.spec.quotaCheckStrategy`` (hidden upstream default ``BlockUndeclared``).
+#: The configuration's ``resources.quotaCheckStrategy`` (default ``BlockUndeclared``).
 BLOCK_UNDECLARED: Final = "BlockUndeclared"
 IGNORE_UNDECLARED: Final = "IgnoreUndeclared"
 

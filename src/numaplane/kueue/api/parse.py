@@ -55,7 +55,6 @@ _WITHIN_CQ: Final = frozenset(
 _BORROW_WITHIN: Final = frozenset({model.NEVER, model.LOWER_PRIORITY})
 _QUEUEING: Final = frozenset({model.BEST_EFFORT_FIFO, model.STRICT_FIFO})
 _STOP: Final = frozenset({model.STOP_NONE, model.STOP_HOLD, model.STOP_HOLD_AND_DRAIN})
-_QUOTA_CHECK: Final = frozenset({model.BLOCK_UNDECLARED, model.IGNORE_UNDECLARED})
 
 
 def _fair_weight(r: FieldReader, spec: Mapping[str, Any]) -> int:
@@ -93,6 +92,9 @@ def _resource_quota(r: FieldReader, rq: Mapping[str, Any], path: str) -> model.R
 
 def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, ...]:
     groups: list[model.ResourceGroup] = []
+    # Upstream's webhook: a resource, and a flavor, belongs to one group only.
+    seen_resources: set[str] = set()
+    seen_flavors: set[str] = set()
     for gi, raw_group in enumerate(r.sequence(value, "spec.resourceGroups")):
         gpath = f"spec.resourceGroups[{gi}]"
         group = r.mapping(raw_group, gpath)
@@ -102,6 +104,10 @@ def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, .
                 r.sequence(group.get("coveredResources"), f"{gpath}.coveredResources")
             )
         )
+        for i, resource in enumerate(covered):
+            if resource in seen_resources:
+                raise r.fail(f"{gpath}.coveredResources[{i}]", f'Duplicate value: "{resource}"')
+            seen_resources.add(resource)
         flavors: list[model.FlavorQuotas] = []
         for fi, raw_flavor in enumerate(r.sequence(group.get("flavors"), f"{gpath}.flavors")):
             fpath = f"{gpath}.flavors[{fi}]"
@@ -109,6 +115,9 @@ def _resource_groups(r: FieldReader, value: Any) -> tuple[model.ResourceGroup, .
             fname = r.string(flavor.get("name"), f"{fpath}.name")
             if not fname:
                 raise r.fail(f"{fpath}.name", "required")
+            if fname in seen_flavors:
+                raise r.fail(f"{fpath}.name", f'Duplicate value: "{fname}"')
+            seen_flavors.add(fname)
             quotas: list[model.ResourceQuota] = []
             raw_resources = r.sequence(flavor.get("resources"), f"{fpath}.resources")
             for ri, raw_rq in enumerate(raw_resources):
@@ -215,8 +224,12 @@ def _admission_checks(
     )
 
 
-def parse_cluster_queue(obj: Mapping[str, Any]) -> model.ClusterQueue:
-    """A ``ClusterQueue`` (v1beta2, or v1beta1 field names) as the model reads it."""
+def parse_cluster_queue(
+    obj: Mapping[str, Any], *, quota_check_strategy: str = model.BLOCK_UNDECLARED
+) -> model.ClusterQueue:
+    """A ``ClusterQueue`` (v1beta2, or v1beta1 field names) as the model reads it.
+    ``quota_check_strategy`` is the configuration's (``resources.quotaCheckStrategy``): the
+    object has no such field."""
     r = FieldReader("ClusterQueue", obj)
     meta = metadata(r, obj)
     spec = spec_of(r, obj)
@@ -241,12 +254,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> model.ClusterQueue:
         flavor_fungibility=_fungibility(r, spec.get("flavorFungibility")),
         admission_checks=_admission_checks(r, spec),
         stop_policy=r.choice(spec.get("stopPolicy"), "spec.stopPolicy", _STOP, model.STOP_NONE),
-        quota_check_strategy=r.choice(
-            spec.get("quotaCheckStrategy"),
-            "spec.quotaCheckStrategy",
-            _QUOTA_CHECK,
-            model.BLOCK_UNDECLARED,
-        ),
+        quota_check_strategy=quota_check_strategy,
         fair_weight_milli=_fair_weight(r, spec),
         uid=r.string(meta.get("uid"), "metadata.uid"),
         deleting=meta.get("deletionTimestamp") is not None,

@@ -52,7 +52,11 @@ from numaplane.kueue.engine.state import (
     with_kind,
     with_status,
 )
-from numaplane.kueue.engine.status import cluster_queue_status, local_queue_status
+from numaplane.kueue.engine.status import (
+    cluster_queue_status,
+    cohort_status,
+    local_queue_status,
+)
 from numaplane.kueue.errors import KueueError
 
 __all__ = [
@@ -110,13 +114,17 @@ class Engine(EngineState):
             return Touched()
         self.objects[kind][key] = obj
         try:
-            return rules.observe(self, kind, key, old, obj)
+            touched = rules.observe(self, kind, key, old, obj)
         except KueueError as err:
             # A malformed object (a real server's schema would have refused most of these):
             # it takes no part until fixed.
             log.warning("%s %s ignored: %s", kind, key, err)
             self._drop(kind, key, old)
             return Touched()
+        touched.cohorts |= self.cohorts_above(touched.cluster_queues)
+        if kind == COHORT:
+            touched.cohorts.add(key)
+        return touched
 
     def _drop(self, kind: str, key: str, old: Obj | None) -> None:
         # What the malformed object's earlier, valid version contributed goes too.
@@ -128,7 +136,9 @@ class Engine(EngineState):
         """An object was deleted."""
         key = object_key(obj)
         old = self.objects[kind].pop(key, None)
-        return rules.forget(self, kind, key, old if old is not None else obj)
+        touched = rules.forget(self, kind, key, old if old is not None else obj)
+        touched.cohorts |= self.cohorts_above(touched.cluster_queues)
+        return touched
 
     # ----- the scheduler ------------------------------------------------------------------
 
@@ -169,6 +179,17 @@ class Engine(EngineState):
             return Outcome()
         obj = with_kind(CLUSTER_QUEUE, with_status(raw, status))
         return Outcome(writes=[Write(STATUS, CLUSTER_QUEUE, obj)])
+
+    def cohort_status(self, name: str, now: float) -> Outcome:
+        """The Cohort's status write (fair sharing), when it differs from the object's."""
+        del now
+        raw = self.objects[COHORT].get(name)
+        if raw is None:
+            return Outcome()
+        status = cohort_status(self, name, raw)
+        if status == (raw.get("status") or {}):
+            return Outcome()
+        return Outcome(writes=[Write(STATUS, COHORT, with_kind(COHORT, with_status(raw, status)))])
 
     def local_queue_status(self, key: str, now: float) -> Outcome:
         """The LocalQueue's status write, when it differs from the object's."""

@@ -1,8 +1,11 @@
-"""One scheduling cycle as upstream's ``Scheduler.schedule`` runs it around the pure decision:
-pop the heads, drop those the cycle cannot judge without the API (namespace selector), take a
-snapshot, decide, then *assume* every reservation in the cache before its status write goes
-out (``admit``), turn each preemption into the target's eviction write and each pending head
-into a requeue and, when it changed, a status write (``requeueAndUpdate``)."""
+"""One scheduling cycle as upstream's ``Scheduler.schedule`` runs it around the pure decision
+(:func:`numaplane.kueue.scheduler.scheduler.schedule`): pop the heads, take a snapshot, decide
+with the LocalQueues and namespace labels the informers saw, then *assume* every reservation in
+the cache before its status write goes out (``admit``), turn each preemption into the target's
+eviction write and each pending head into a requeue, a Warning event and, when it changed, a
+status write (``requeueAndUpdate``). The reservation and eviction writes carry their decision
+(``Write.redo``) so that a conflict with a concurrent status change redoes them on the fresh
+object, as upstream's server-side apply with retry does."""
 
 from __future__ import annotations
 
@@ -173,10 +176,15 @@ def cycle(state: EngineState, now: float) -> Outcome:
         last_tried=state.last_tried,
     )
     for reservation in result.reserved:
-        # The flavors tried that did not simply fit, when the cycle reports them (upstream
-        # appends FormatFlavorAssignmentAttemptsForEvents to the event).
-        considered = str(getattr(reservation, "flavors_considered", "") or "")
-        write = _reserve(state, reservation.workload, reservation.admission, considered, now)
+        # The flavors tried that did not simply fit (upstream appends
+        # FormatFlavorAssignmentAttemptsForEvents to the event).
+        write = _reserve(
+            state,
+            reservation.workload,
+            reservation.admission,
+            reservation.flavors_considered,
+            now,
+        )
         if write is not None:
             outcome.writes.append(write)
     for preemption in result.preempted:

@@ -47,7 +47,8 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
     if kind == JOB:
         return Touched(jobs={key})
     if kind == CLUSTER_QUEUE:
-        cq = parse.parse_cluster_queue(obj)
+        # The configuration's resources.quotaCheckStrategy applies to every queue.
+        cq = parse.parse_cluster_queue(obj, quota_check_strategy=state.config.quota_check_strategy)
         previous = state.cluster_queues.get(key)
         before = state.tree_members([key]) if previous is not None else set()
         state.cluster_queues[key] = cq

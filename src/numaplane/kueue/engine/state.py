@@ -157,6 +157,8 @@ class Touched:
     local_queues: set[str] = field(default_factory=set)
     #: The scheduler should run a cycle (something may have become admissible).
     schedule: bool = False
+    #: Cohorts whose status (fair sharing) may have changed.
+    cohorts: set[str] = field(default_factory=set)
 
     def merge(self, other: Touched) -> Touched:
         """Add ``other`` into this one; returns self."""
@@ -164,6 +166,7 @@ class Touched:
         self.jobs |= other.jobs
         self.cluster_queues |= other.cluster_queues
         self.local_queues |= other.local_queues
+        self.cohorts |= other.cohorts
         self.schedule = self.schedule or other.schedule
         return self
 
@@ -288,6 +291,21 @@ class EngineState:
             self.active[name] = active
             self.queues.upsert_cluster_queue(cq, active=active)
         return flipped
+
+    def cohorts_above(self, cq_names: Iterable[str]) -> set[str]:
+        """The Cohorts above ``cq_names`` up to their roots (their fair-sharing status
+        follows the queues' usage); none unless fair sharing is enabled."""
+        if not self.config.fair_sharing.enable:
+            return set()
+        found: set[str] = set()
+        for name in cq_names:
+            cq = self.cluster_queues.get(name)
+            cohort = cq.cohort if cq is not None else ""
+            while cohort and cohort not in found:
+                found.add(cohort)
+                raw = self.objects[COHORT].get(cohort) or {}
+                cohort = str((raw.get("spec") or {}).get("parentName") or "")
+        return found
 
     def workloads_of(self, cq_names: Iterable[str]) -> set[str]:
         """Workloads whose LocalQueue points at one of ``cq_names`` (the workload controller

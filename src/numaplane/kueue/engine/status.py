@@ -56,6 +56,21 @@ def cluster_queue_status(state: EngineState, name: str, raw: Obj, now: float) ->
         _generation(raw),
     )
     status["conditions"] = conditions
+    if state.config.fair_sharing.enable:
+        drs = state.cache.cluster_queue_drs(name)
+        share = drs.rounded_weighted_share()[0] if drs is not None else 0
+        status["fairSharing"] = {**(status.get("fairSharing") or {}), "weightedShare": share}
+    return status
+
+
+def cohort_status(state: EngineState, name: str, raw: Obj) -> Obj:
+    """The status ``raw`` (Cohort ``name``) should have now: its fair-sharing share when fair
+    sharing is enabled (upstream ``CohortReconciler``), else as it is."""
+    status: Obj = copy.deepcopy(dict(raw.get("status") or {}))
+    if state.config.fair_sharing.enable:
+        drs = state.cache.cohort_drs(name)
+        share = drs.rounded_weighted_share()[0] if drs is not None else 0
+        status["fairSharing"] = {**(status.get("fairSharing") or {}), "weightedShare": share}
     return status
 
 

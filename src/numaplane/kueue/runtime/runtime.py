@@ -37,10 +37,11 @@ STATUS_BATCH_PERIOD_S: Final = 1.0
 #: (upstream runs its cycle under ``wait.UntilWithBackoff``, slowing down when idle).
 IDLE_BACKOFF_S: Final = (0.001, 0.1)
 
-# Event sources (upstream's recorder names).
+# Event sources (upstream's recorder names: constants.AdmissionName, the Job reconciler's
+# "<group>/<kind>-kueue-controller", constants.WorkloadControllerName).
 SCHEDULER_SOURCE: Final = c.ADMISSION_FIELD_MANAGER
 JOB_SOURCE: Final = "batch/job-kueue-controller"
-WORKLOAD_SOURCE: Final = "workload-reconciler"
+WORKLOAD_SOURCE: Final = "kueue-workload-controller"
 QUEUE_SOURCE: Final = c.KUEUE_NAME
 
 
@@ -83,6 +84,7 @@ class KueueRuntime:
         self.job_queue = WorkQueue(rate_limiter=limiter())
         self.cluster_queue_queue = WorkQueue(rate_limiter=limiter())
         self.local_queue_queue = WorkQueue(rate_limiter=limiter())
+        self.cohort_queue = WorkQueue(rate_limiter=limiter())
         self._wake = asyncio.Event()
         self._synced = False
         #: Scheduling cycles run (for tests and the benchmark's log line).
@@ -110,17 +112,18 @@ class KueueRuntime:
             self.workload_queue.add(key)
         for key in touched.jobs:
             self.job_queue.add(key)
-        if self._synced:
-            for key in touched.cluster_queues:
-                self.cluster_queue_queue.add_after(key, self.status_batch_period)
-            for key in touched.local_queues:
-                self.local_queue_queue.add_after(key, self.status_batch_period)
-        else:
-            # Before the loop runs there is no timer to batch on; the first pass covers all.
-            for key in touched.cluster_queues:
-                self.cluster_queue_queue.add(key)
-            for key in touched.local_queues:
-                self.local_queue_queue.add(key)
+        batched = (
+            (self.cluster_queue_queue, touched.cluster_queues),
+            (self.local_queue_queue, touched.local_queues),
+            (self.cohort_queue, touched.cohorts),
+        )
+        for queue, keys in batched:
+            for key in keys:
+                if self._synced:
+                    queue.add_after(key, self.status_batch_period)
+                else:
+                    # Before the loop runs there is no timer to batch on: queued at once.
+                    queue.add(key)
         if touched.schedule:
             self._wake.set()
 
@@ -146,6 +149,7 @@ class KueueRuntime:
                 (self.job_queue, self._sync_job, self.workers),
                 (self.cluster_queue_queue, self._sync_cluster_queue, 1),
                 (self.local_queue_queue, self._sync_local_queue, 1),
+                (self.cohort_queue, self._sync_cohort, 1),
             ]
             for queue, handler, count in reconcilers:
                 tasks += [asyncio.create_task(self._worker(queue, handler)) for _ in range(count)]
@@ -157,6 +161,7 @@ class KueueRuntime:
                 self.job_queue,
                 self.cluster_queue_queue,
                 self.local_queue_queue,
+                self.cohort_queue,
             ):
                 queue.shutdown()
             for task in tasks:
@@ -258,3 +263,7 @@ class KueueRuntime:
     async def _sync_local_queue(self, key: str) -> None:
         outcome = self.engine.local_queue_status(key, self.clock())
         await self._sync(self.local_queue_queue, key, outcome, QUEUE_SOURCE)
+
+    async def _sync_cohort(self, key: str) -> None:
+        outcome = self.engine.cohort_status(key, self.clock())
+        await self._sync(self.cohort_queue, key, outcome, QUEUE_SOURCE)
