@@ -241,7 +241,12 @@ def _apply(api: FakeKueueApi, op: Op, serial: int) -> None:
         spec = raw["spec"]
         groups = spec["resourceGroups"]
         first = groups[0]["flavors"][0]["resources"][0]
-        changed = {**first, "nominalQuota": str(op.b + op.c - 1)}
+        nominal = op.b + op.c - 1
+        changed = {**first, "nominalQuota": str(nominal)}
+        # The API refuses a lending limit above the nominal quota (upstream's validation):
+        # an administrator lowers both.
+        if "lendingLimit" in first and int(first["lendingLimit"]) > nominal:
+            changed["lendingLimit"] = str(nominal)
         flavors = [{**groups[0]["flavors"][0], "resources": [changed]}, *groups[0]["flavors"][1:]]
         api.update({**raw, "spec": {**spec, "resourceGroups": [{**groups[0], "flavors": flavors}]}})
     elif op.verb == "finish" and pick:
