@@ -6,8 +6,6 @@ costs cycles and makes decisions depend on when those writes are observed."""
 
 from __future__ import annotations
 
-import pytest
-
 from numaplane.testing.kueue import FakeKueueApi, cluster_queue, local_queue, workload
 from tests.kueue.acceptance.objects import flavor
 
@@ -42,11 +40,6 @@ def test_a_spec_change_requeues_parked_workloads() -> None:
     assert api.reserved() == [f"{NS}/a", f"{NS}/b"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.rules.observe wakes the cohort tree on every ClusterQueue change, status "
-    "writes included; upstream requeues inadmissible workloads only when the spec changed",
-)
 def test_a_status_write_leaves_parked_workloads_parked() -> None:
     api = _parked()
     cq = api.get("ClusterQueue", "cq")

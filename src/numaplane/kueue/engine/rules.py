@@ -55,7 +55,13 @@ def observe(state: EngineState, kind: str, key: str, old: Obj | None, obj: Obj) 
         state.cache.upsert_cluster_queue(cq)
         # Its cohort's other members may change activity (a cycle formed or broken).
         flipped = state.sync_active(state.tree_members([key]) | before)
-        touched = state.wake_tree([key]).merge(Touched(cluster_queues=before | {key}))
+        # Parked workloads are retried only when the spec changed (upstream
+        # UpdateClusterQueue(..., specUpdated)): Kueue's own status writes must not wake them,
+        # or decisions would depend on when those writes are observed.
+        if previous is None or previous != cq:
+            touched = state.wake_tree([key]).merge(Touched(cluster_queues=before | {key}))
+        else:
+            touched = Touched(cluster_queues={key}, schedule=bool(flipped))
         touched.local_queues |= set(state.local_queues_of(key))
         # The workload controller reads the ClusterQueue (stop policy, checks, activity).
         touched.workloads |= state.workloads_of(flipped | {key})
