@@ -230,3 +230,35 @@ def test_identical_events_aggregate(config: KubeConfig) -> None:
             assert events[0]["involvedObject"]["uid"] == "u-1"
 
     asyncio.run(body())
+
+
+def test_close_with_a_timeout_drops_what_a_silent_server_never_took(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A stopping controller is not held by its event backlog: ``close(timeout=...)`` gives up
+    on a server that never answers and says how many events were dropped."""
+
+    async def body() -> None:
+        accepted: list[asyncio.StreamWriter] = []
+
+        async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append(writer)  # read nothing, answer nothing
+
+        server = await asyncio.start_server(hold, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            async with KubeClient(KubeConfig(server=f"http://127.0.0.1:{port}")) as client:
+                recorder = EventRecorder(client, "test-kueue")
+                pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+                for i in range(3):
+                    recorder.event(pod, "Normal", "Started", f"event {i}")
+                await asyncio.wait_for(recorder.close(timeout=0.2), 10)
+        finally:
+            for writer in accepted:
+                writer.close()
+            server.close()
+            await server.wait_closed()
+
+    with caplog.at_level("WARNING", logger="numaplane.kube.events"):
+        asyncio.run(body())
+    assert "queued event(s) not recorded" in caplog.text

@@ -100,9 +100,15 @@ class EventRecorder:
         if self._queue is not None and self._worker is not None and not self._worker.done():
             await self._queue.join()
 
-    async def close(self) -> None:
-        """Send what is queued, then stop the background sender."""
-        await self.flush()
+    async def close(self, timeout: float | None = None) -> None:
+        """Send what is queued, then stop the background sender. With ``timeout``, events still
+        queued after that many seconds are dropped (client-go's broadcaster also drops what it
+        has not sent when it shuts down), so a stopping controller is not held by a backlog."""
+        try:
+            await asyncio.wait_for(self.flush(), timeout)
+        except TimeoutError:
+            left = self._queue.qsize() if self._queue is not None else 0
+            log.warning("stopping: %d queued event(s) not recorded", left)
         if self._worker is not None:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
