@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import click
 from numaplane.agent.simulated import SimulatedNodes, SimulatedOptions, node_names
 from numaplane.api.kubeletconfig import KubeletConfiguration
 from numaplane.cli.gctune import freeze_startup_objects, tune_gc
+from numaplane.cli.serving import stop_on_signals
 from numaplane.errors import InputError
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.topology.discover import load_machine
@@ -48,10 +48,7 @@ def run_simulate(
     )
 
     async def serve() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        stop = stop_on_signals()
         async with KubeClient(kube) as client:
             simulated = SimulatedNodes(client, options)
             running = asyncio.ensure_future(simulated.run())

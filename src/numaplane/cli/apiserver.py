@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import click
 
 from numaplane.apiserver.server import ServerConfig, ServerError, check_cluster_name, start_server
 from numaplane.cli.gctune import freeze_startup_objects, tune_gc
+from numaplane.cli.serving import stop_on_signals
 
 CLUSTER_PREFIX = "cluster-"
 MAX_CLUSTERS = 1000
@@ -37,10 +37,7 @@ def cluster_names(count: int | None, names: tuple[str, ...]) -> tuple[str, ...]:
 
 async def _serve(config: ServerConfig) -> None:
     handle = await start_server(config)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     click.echo(f"numaplane apiserver: serving {handle.url} (data in {handle.data_dir})")
     click.echo(f"kubeconfig: {handle.kubeconfig}")
     for name, path in handle.cluster_kubeconfigs.items():

@@ -4,15 +4,14 @@ controllers and the scheduler) against a cluster given by kubeconfig."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 from pathlib import Path
 
 import click
 
 from numaplane.api.kubeletvalues import parse_go_duration
 from numaplane.cli.gctune import freeze_startup_objects, tune_gc
+from numaplane.cli.serving import run_until_stopped, stop_on_signals
 from numaplane.controllers.manager import (
     REGISTRY,
     ControllerManagerError,
@@ -53,23 +52,14 @@ def parse_period(flag: str, text: str) -> float:
 async def _serve(kubeconfig: Path, options: ControllerManagerOptions) -> None:
     config = load_kubeconfig(kubeconfig)
     names = selected(options)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     async with KubeClient(config) as client:
         click.echo(
             f"numaplane controllers: running {', '.join(names)} against {config.server} "
             f"as {options.identity}",
             err=True,
         )
-        manager = asyncio.ensure_future(run_controller_manager(client, options))
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({manager, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        manager.cancel()
-        stopping.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await manager
+        await run_until_stopped(run_controller_manager(client, options), stop)
     click.echo("numaplane controllers: stopped", err=True)
 
 

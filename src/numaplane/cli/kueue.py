@@ -3,38 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 from pathlib import Path
 
 import click
 
 from numaplane.cli.gctune import freeze_startup_objects, tune_gc
+from numaplane.cli.serving import run_until_stopped, stop_on_signals
 from numaplane.kube import KubeClient, KubeConfig, load_kubeconfig
 from numaplane.kueue.config import KueueConfig, load_config
 from numaplane.kueue.runtime import LEASE_NAME, KueueRunOptions, default_identity, run_kueue
 
 
 async def _serve(config: KubeConfig, options: KueueRunOptions) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     async with KubeClient(config) as client:
         click.echo(
             f"numaplane kueue: running against {config.server} as {options.identity}", err=True
         )
-        runner = asyncio.ensure_future(run_kueue(client, options))
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if runner.done():
-            # It ended by itself: an error (the API not served) is the command's error.
-            runner.result()
-        runner.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await runner
+        await run_until_stopped(run_kueue(client, options), stop)
     click.echo("numaplane kueue: stopped", err=True)
 
 
