@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from numaplane.kueue.config import (
+from numaplane.kueue.config import config_from_dict, load_config
+from numaplane.kueue.configvalues import (
     DISPATCHER_INCREMENTAL,
     FairSharingConfig,
     KueueConfig,
     MultiKueueConfig,
     RequeuingStrategy,
     WaitForPodsReadyConfig,
-    config_from_dict,
-    load_config,
 )
 from numaplane.kueue.errors import KueueConfigError
 

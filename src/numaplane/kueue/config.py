@@ -1,6 +1,4 @@
-"""(Over 400 lines: one section reader per Configuration section, kept beside the defaults.)
-
-Kueue's ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``), the fields that apply to
+"""Kueue's ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``), the fields that apply to
 numaplane's Kueue, with upstream's defaults (``apis/config/v1beta2/defaults.go``) and checks
 (``pkg/config/validation.go``).
 
@@ -19,15 +17,33 @@ Upstream's HEAD defaults ``waitForPodsReady`` on (timeout 30m) unless the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import yaml
 
 from numaplane.api.kubeletvalues import ValueSyntaxError, parse_go_duration
 from numaplane.api.selectors import SelectorError, label_selector_from_dict
 from numaplane.api.yamlbounds import AliasError, check_text_aliases
+from numaplane.kueue.configvalues import (
+    API_VERSION,
+    API_VERSION_V1BETA1,
+    DEFAULT_NAMESPACE,
+    DISPATCHER_ALL_AT_ONCE,
+    DISPATCHER_INCREMENTAL,
+    KIND,
+    KNOWN_FRAMEWORKS,
+    LEADER_ELECTION_ID,
+    VALID_PREEMPTION_STRATEGY_SETS,
+    FairSharingConfig,
+    IntegrationsConfig,
+    KueueConfig,
+    LeaderElectionConfig,
+    MultiKueueConfig,
+    RequeuingStrategy,
+    WaitForPodsReadyConfig,
+    default_managed_jobs_selector,
+)
 from numaplane.kueue.errors import KueueConfigError
 
 __all__ = [
@@ -42,166 +58,6 @@ __all__ = [
     "config_from_dict",
     "load_config",
 ]
-
-API_VERSION: Final = "config.kueue.x-k8s.io/v1beta2"
-_V1BETA1: Final = "config.kueue.x-k8s.io/v1beta1"
-KIND: Final = "Configuration"
-DEFAULT_NAMESPACE: Final = "kueue-system"
-LEADER_ELECTION_ID: Final = "c1f6bfd2.kueue.x-k8s.io"
-DISPATCHER_ALL_AT_ONCE: Final = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
-DISPATCHER_INCREMENTAL: Final = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
-LESS_THAN_OR_EQUAL_TO_FINAL_SHARE: Final = "LessThanOrEqualToFinalShare"
-LESS_THAN_INITIAL_SHARE: Final = "LessThanInitialShare"
-
-#: Upstream's built-in job frameworks (``jobframework.GetIntegrationsList``), sorted.
-KNOWN_FRAMEWORKS: Final = (
-    "batch/job",
-    "deployment",
-    "jobset.x-k8s.io/jobset",
-    "kubeflow.org/jaxjob",
-    "kubeflow.org/mpijob",
-    "kubeflow.org/paddlejob",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
-    "pod",
-    "ray.io/raycluster",
-    "ray.io/rayjob",
-    "ray.io/rayservice",
-    "sparkoperator.k8s.io/sparkapplication",
-    "statefulset",
-    "trainer.kubeflow.org/trainjob",
-    "workload.codeflare.dev/appwrapper",
-)
-_VALID_STRATEGIES: Final = (
-    (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,),
-    (LESS_THAN_INITIAL_SHARE,),
-    (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class RequeuingStrategy:
-    """``waitForPodsReady.requeuingStrategy``; ``backoff_limit_count`` None requeues forever."""
-
-    timestamp: str = "Eviction"
-    backoff_limit_count: int | None = None
-    backoff_base_seconds: int = 60
-    backoff_max_seconds: int = 3600
-
-
-@dataclass(frozen=True, slots=True)
-class WaitForPodsReadyConfig:
-    """``waitForPodsReady``; durations in seconds (``recovery_timeout`` 0 disables it)."""
-
-    enable: bool = True
-    timeout: float = 1800.0
-    block_admission: bool = False
-    recovery_timeout: float = 1800.0
-    requeuing_strategy: RequeuingStrategy = field(default_factory=RequeuingStrategy)
-
-
-@dataclass(frozen=True, slots=True)
-class FairSharingConfig:
-    """``fairSharing``: enabled by its presence (v1beta2) or ``enable`` (v1beta1)."""
-
-    enable: bool = False
-    preemption_strategies: tuple[str, ...] = (
-        LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
-        LESS_THAN_INITIAL_SHARE,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class IntegrationsConfig:
-    """``integrations``."""
-
-    frameworks: tuple[str, ...] = ("batch/job",)
-    external_frameworks: tuple[str, ...] = ()
-    label_keys_to_copy: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MultiKueueConfig:
-    """``multiKueue``; durations in seconds (``gc_interval`` 0 disables the GC)."""
-
-    gc_interval: float = 60.0
-    origin: str = "multikueue"
-    worker_lost_timeout: float = 900.0
-    dispatcher_name: str = DISPATCHER_ALL_AT_ONCE
-    #: ``incrementalDispatcherConfig.stepSize``; set (3 by default) only for the incremental one.
-    incremental_step_size: int | None = None
-    external_frameworks: tuple[str, ...] = ()
-    cluster_profile: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionConfig:
-    """``leaderElection`` (component-base's recommended defaults); durations in seconds."""
-
-    leader_elect: bool = True
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    resource_lock: str = "leases"
-    resource_name: str = LEADER_ELECTION_ID
-    #: "" means the configuration's ``namespace``.
-    resource_namespace: str = ""
-
-
-def _default_selector(namespace: str) -> Mapping[str, Any]:
-    return {
-        "matchExpressions": [
-            {
-                "key": "kubernetes.io/metadata.name",
-                "operator": "NotIn",
-                "values": ["kube-system", namespace],
-            }
-        ]
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class KueueConfig:
-    """The configuration numaplane's Kueue runs with (upstream's defaults when built empty)."""
-
-    namespace: str = DEFAULT_NAMESPACE
-    manage_jobs_without_queue_name: bool = False
-    #: None: upstream's default, every namespace but ``kube-system`` and ``namespace``.
-    managed_jobs_namespace_selector: Mapping[str, Any] | None = None
-    wait_for_pods_ready: WaitForPodsReadyConfig = field(default_factory=WaitForPodsReadyConfig)
-    integrations: IntegrationsConfig = field(default_factory=IntegrationsConfig)
-    fair_sharing: FairSharingConfig = field(default_factory=FairSharingConfig)
-    multi_kueue: MultiKueueConfig = field(default_factory=MultiKueueConfig)
-    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
-    feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    client_qps: float = 1000.0
-    client_burst: int = 1000
-    exclude_resource_prefixes: tuple[str, ...] = ()
-    #: ``resources.quotaCheckStrategy``, honoured with the ``QuotaCheckStrategy`` gate (alpha,
-    #: off): ``BlockUndeclared`` otherwise.
-    quota_check_strategy: str = "BlockUndeclared"
-    #: ``objectRetentionPolicies.workloads``: seconds, None keeps the workloads.
-    delete_finished_workloads_after: float | None = None
-    delete_deactivated_workloads_after: float | None = None
-
-    def jobs_namespace_selector(self) -> Mapping[str, Any]:
-        """``managedJobsNamespaceSelector`` after defaulting."""
-        if self.managed_jobs_namespace_selector is not None:
-            return self.managed_jobs_namespace_selector
-        return _default_selector(self.namespace)
-
-    def leader_election_namespace(self) -> str:
-        """Where the leader-election Lease lives."""
-        return self.leader_election.resource_namespace or self.namespace
-
-    @property
-    def wait_for_pods_ready_enabled(self) -> bool:
-        """upstream ``waitforpodsready.Enabled``: configured and not disabled by the gate."""
-        return self.wait_for_pods_ready.enable and not self.feature_gates.get(
-            "DisableWaitForPodsReady", False
-        )
 
 
 class _Doc:
@@ -315,17 +171,16 @@ def config_from_dict(obj: object, source: str = "<config>") -> KueueConfig:
         raise KueueConfigError(source, f"expected a Kueue Configuration mapping; {got}")
     doc = _Doc(source)
     api_version = obj.get("apiVersion")
-    if api_version not in (API_VERSION, _V1BETA1):
+    if api_version not in (API_VERSION, API_VERSION_V1BETA1):
         raise doc.fail("apiVersion", f'expected "{API_VERSION}", got {api_version!r}')
     if obj.get("kind") != KIND:
         raise doc.fail("kind", f'expected "{KIND}", got {obj.get("kind")!r}')
-    v1beta1 = api_version == _V1BETA1
+    v1beta1 = api_version == API_VERSION_V1BETA1
     namespace = doc.typed(obj, "namespace", "namespace", str, "") or DEFAULT_NAMESPACE
     gates = _feature_gates(doc, obj)
     selector = doc.section(obj, "managedJobsNamespaceSelector", "managedJobsNamespaceSelector")
-    _check_selector(
-        doc, selector if selector is not None else _default_selector(namespace), namespace
-    )
+    checked = selector if selector is not None else default_managed_jobs_selector(namespace)
+    _check_selector(doc, checked, namespace)
     client = doc.section(obj, "clientConnection", "clientConnection") or {}
     resources = doc.section(obj, "resources", "resources") or {}
     retention = doc.section(obj, "objectRetentionPolicies", "objectRetentionPolicies") or {}
@@ -473,8 +328,8 @@ def _fair_sharing(doc: _Doc, obj: Mapping[str, Any]) -> FairSharingConfig:
             # v1beta2: the section enables fair sharing, and then the strategies are required.
             raise doc.fail(path, "Required value: must be specified")
         return FairSharingConfig(enable=enable)
-    if strategies not in _VALID_STRATEGIES:
-        sets = [",".join(s) for s in _VALID_STRATEGIES]
+    if strategies not in VALID_PREEMPTION_STRATEGY_SETS:
+        sets = [",".join(s) for s in VALID_PREEMPTION_STRATEGY_SETS]
         raise doc.fail(path, _supported(",".join(strategies), sets))
     return FairSharingConfig(enable=enable, preemption_strategies=strategies)
 
