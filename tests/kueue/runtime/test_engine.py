@@ -226,6 +226,27 @@ def test_a_reservation_that_meets_a_conflict(case: ConflictCase) -> None:
     assert (api.cycles == cycles_before) == case.redone
 
 
+def test_a_pending_verdict_that_meets_a_conflict_lands_on_the_fresh_workload() -> None:
+    # Upstream applies the scheduler's QuotaReserved=False with force; dropping it on a
+    # conflict would leave the parked head showing "pending evaluation" indefinitely.
+    api = _world(cpu="1")
+    api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))
+    api.settle()
+    api.create(k.workload(NS, "w2", "lq", {"cpu": "1"}))
+    api.reconcile()
+    outcome = engine(api).cycle(api.now)
+    [write] = [w for w in outcome.writes if w.key == f"{NS}/w2"]
+    touched = api.workload(NS, "w2")
+    touched["metadata"]["labels"] = {"touched": "yes"}
+    api.update(touched)
+    assert api.apply(write) is not None
+    reserved = _cond(api, "w2", "QuotaReserved")
+    assert reserved is not None
+    assert reserved[:2] == ("False", "WaitingForQuota")
+    assert reserved[2].startswith("couldn't assign flavors to pod set main")
+    assert api.workload(NS, "w2")["metadata"]["labels"] == {"touched": "yes"}
+
+
 def test_an_assumed_reservation_is_not_handed_out_twice() -> None:
     api = _world(cpu="1")
     api.create(k.workload(NS, "w1", "lq", {"cpu": "1"}))

@@ -142,10 +142,25 @@ def _pending(state: EngineState, pending: Pending, now: float) -> Outcome:
     obj = with_kind(WORKLOAD, raw)
     outcome = Outcome(events=[Event(obj, WARNING, reason, truncate_event_message(message))])
     status = rules.set_pending(raw, reason, message, now)
-    if status != (raw.get("status") or {}):
-        outcome.writes.append(
-            Write(STATUS, WORKLOAD, with_kind(WORKLOAD, with_status(raw, status)))
-        )
+    if status == (raw.get("status") or {}):
+        return outcome
+
+    def redo(fresh: Obj) -> Obj | None:
+        # Upstream applies this status with force (server-side apply, no resourceVersion), so
+        # it lands over a concurrent write of the workload controller. Dropping it instead
+        # would leave the head parked with the controller's "pending evaluation" until some
+        # unrelated change woke its queue.
+        current = state.workloads.get(wl.key)
+        if current is None or wl.key in state.assumed or not is_pending(current):
+            return None
+        redone = rules.set_pending(fresh, reason, message, now)
+        if redone == (fresh.get("status") or {}):
+            return None
+        return with_kind(WORKLOAD, with_status(fresh, redone))
+
+    outcome.writes.append(
+        Write(STATUS, WORKLOAD, with_kind(WORKLOAD, with_status(raw, status)), redo=redo)
+    )
     return outcome
 
 
