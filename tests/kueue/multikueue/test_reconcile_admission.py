@@ -5,6 +5,8 @@ on). Scenarios B1 (dispatch part), F11, D4/D5 (the grace) of the corpus."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from numaplane.kueue.api.conditions import format_time
@@ -47,7 +49,7 @@ UNSUSPENDED = local_job(suspend=False)
 READY_CHECK = check(state="Ready", message=ADMITTED_MESSAGE)
 RUNNING = local(ADMITTED, checks=[READY_CHECK], clusterName="worker1")
 DISPATCHED = local(nominatedClusterNames=["worker1", "worker2"])
-LIVE = {"active": 1, "ready": 1, "startTime": format_time(T0)}
+LIVE: dict[str, Any] = {"active": 1, "ready": 1, "startTime": format_time(T0)}
 LIVE_JOB = local_job(suspend=False, **LIVE)
 EVICTED = cond("Evicted", "True", "Preempted", "Preempted to accommodate a workload")
 MANAGER_EVICTED = local(ADMITTED, EVICTED, checks=[READY_CHECK], clusterName="worker1")

@@ -4,10 +4,18 @@ F8 of the corpus (SPEC §3.2, §3.4 R0/R2, §3.11)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from numaplane.kueue.api.conditions import format_time
-from numaplane.kueue.multikueue import DispatchState, GroupView, RemoveRemoteObjects, reconcile
+from numaplane.kueue.multikueue import (
+    DispatchState,
+    GroupView,
+    RemoveRemoteObjects,
+    UpdateLocalWorkloadStatus,
+    reconcile,
+)
 from numaplane.kueue.multikueue.dispatch import Round
 
 from .helpers import (
@@ -40,7 +48,7 @@ NOT_OWNED = local()
 NOT_OWNED["metadata"]["ownerReferences"] = []
 
 
-def rejected(wl: dict[str, object], message: str) -> object:
+def rejected(wl: dict[str, Any], message: str) -> UpdateLocalWorkloadStatus:
     """The status write that sets the check Rejected at NOW with ``message``."""
     return status_write(
         wl,

@@ -53,7 +53,9 @@ def clone(origin: str = "multikueue", wl: dict[str, object] = RESERVED) -> dict[
     }
 
 
-def created(cluster_name: str, origin: str = "multikueue") -> tuple[object, object]:
+def created(
+    cluster_name: str, origin: str = "multikueue"
+) -> tuple[CreateRemoteWorkload, CountMetric]:
     """The copy created on ``cluster_name`` and its dispatched count."""
     labels = (("cluster_queue", "q1"), ("cluster", cluster_name))
     return (

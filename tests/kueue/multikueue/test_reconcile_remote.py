@@ -5,6 +5,7 @@ spec (R5: priority synced in place, anything else removed; scenario F13)."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from numaplane.kueue.multikueue import (
     DispatchState,
     RecordEvent,
     UpdateLocalJobStatus,
+    UpdateLocalWorkloadStatus,
     UpdateRemoteWorkload,
     reconcile,
 )
@@ -43,7 +45,7 @@ from .helpers import (
 READY_CHECK = check(state="Ready", message='The workload was admitted on "worker1"')
 RUNNING = local(ADMITTED, checks=[READY_CHECK], clusterName="worker1")
 PENDING = local(nominatedClusterNames=["worker1", "worker2"])
-COMPLETE = {
+COMPLETE: dict[str, Any] = {
     "conditions": [
         {"type": "SuccessCriteriaMet", "status": "True"},
         {"type": "Complete", "status": "True", "message": "Job finished successfully"},
@@ -93,7 +95,7 @@ def finished_condition(reason: str, message: str) -> dict[str, object]:
     return {**cond("Finished", "True", reason, message, at=NOW), "observedGeneration": 1}
 
 
-def retry(wl: dict[str, object], message: str) -> object:
+def retry(wl: dict[str, Any], message: str) -> UpdateLocalWorkloadStatus:
     """The status write that moves the check to Retry at NOW."""
     moved = {**READY_CHECK, "state": "Retry", "message": message}
     return status_write(wl, admissionChecks=[{**moved, "lastTransitionTime": format_time(NOW)}])
