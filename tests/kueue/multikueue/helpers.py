@@ -11,16 +11,21 @@ from typing import Any
 from numaplane.kueue.api.conditions import format_time
 from numaplane.kueue.multikueue import (
     Action,
+    DispatchState,
     GroupView,
     ReconcileOptions,
     RemoteView,
     RemoveRemoteObjects,
     UpdateLocalWorkloadStatus,
+    reconcile,
 )
+
+from ..workload.helpers import T0, cond
+
+__all__ = ["T0", "cond"]  # re-exported for the MultiKueue tests
 
 Obj = dict[str, Any]
 
-T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 NOW = T0 + 1000
 NS = "ns"
 WL = "job-job1-1a2b3"
@@ -30,17 +35,6 @@ MK = "kueue.x-k8s.io/multikueue"
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 OPTS = ReconcileOptions(worker_lost_timeout=300.0)
-
-
-def cond(kind: str, status: str, reason: str, message: str = "", at: float = T0) -> Obj:
-    """A metav1.Condition as the API serves it."""
-    return {
-        "type": kind,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": format_time(at),
-    }
 
 
 def check(name: str = CHECK, state: str = "Pending", message: str = "", **extra: Any) -> Obj:
@@ -260,3 +254,45 @@ class Case:
     requeue: float | None = None
     error: str | None = None
     options: ReconcileOptions = OPTS
+
+
+def run_case(case: Case) -> None:
+    """Reconcile ``case.view`` at NOW and check the actions, requeue and error exactly."""
+    result = reconcile(case.view, case.options, NOW, DispatchState())
+    assert result.actions == list(case.want)
+    assert result.requeue_after == case.requeue
+    assert result.error == case.error
+
+
+#: ``JobSuspended=True`` as the batch/v1 adapter sets it at NOW.
+SUSPENDED_BY_ADAPTER = {
+    "type": "Suspended",
+    "status": "True",
+    "lastProbeTime": format_time(NOW),
+    "lastTransitionTime": format_time(NOW),
+    "reason": "MultiKueueAdapter",
+    "message": "Set by MultiKueue adapter",
+}
+
+#: The Job MultiKueue creates on the admitting worker from :func:`local_job`.
+REMOTE_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {
+        "name": JOB,
+        "namespace": NS,
+        "labels": {"kueue.x-k8s.io/queue-name": "q1", ORIGIN: "multikueue", PREBUILT: WL},
+        "annotations": {"owner": "me"},
+    },
+    "spec": {
+        "parallelism": 1,
+        "completions": 1,
+        "suspend": True,
+        "template": {
+            "metadata": {
+                "labels": {"batch.kubernetes.io/job-name": JOB, "job-name": JOB, "app": "demo"}
+            },
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+        },
+    },
+}

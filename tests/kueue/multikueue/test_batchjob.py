@@ -21,44 +21,14 @@ from numaplane.kueue.multikueue.batchjob import (
     unmanaged_reason,
 )
 
-from .helpers import NOW, T0, local_job, worker_job
-
-WANT_REMOTE = {
-    "apiVersion": "batch/v1",
-    "kind": "Job",
-    "metadata": {
-        "name": "job1",
-        "namespace": "ns",
-        "labels": {
-            "kueue.x-k8s.io/queue-name": "q1",
-            "kueue.x-k8s.io/multikueue-origin": "multikueue",
-            "kueue.x-k8s.io/prebuilt-workload-name": "job-job1-1a2b3",
-        },
-        "annotations": {"owner": "me"},
-    },
-    "spec": {
-        "parallelism": 1,
-        "completions": 1,
-        "suspend": True,
-        "template": {
-            "metadata": {
-                "labels": {
-                    "batch.kubernetes.io/job-name": "job1",
-                    "job-name": "job1",
-                    "app": "demo",
-                }
-            },
-            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
-        },
-    },
-}
+from .helpers import NOW, REMOTE_JOB, SUSPENDED_BY_ADAPTER, T0, local_job, worker_job
 
 
 @pytest.mark.parametrize("suspend", [True, False], ids=["local suspended", "local running"])
 def test_remote_job(suspend: bool) -> None:
     local = local_job(suspend=suspend, active=1)
     before = copy.deepcopy(local)
-    assert remote_job(local, "job-job1-1a2b3", "multikueue") == WANT_REMOTE
+    assert remote_job(local, "job-job1-1a2b3", "multikueue") == REMOTE_JOB
     assert local == before  # the local Job is not touched
 
 
@@ -80,15 +50,7 @@ COMPLETE: dict[str, Any] = {
     "succeeded": 1,
     "conditions": [{"type": "Complete", "status": "True", "message": "Job finished successfully"}],
 }
-SUSPENDED_TRUE = {
-    "type": "Suspended",
-    "status": "True",
-    "lastProbeTime": format_time(NOW),
-    "lastTransitionTime": format_time(NOW),
-    "reason": "MultiKueueAdapter",
-    "message": "Set by MultiKueue adapter",
-}
-OLD_SUSPENDED = {**SUSPENDED_TRUE, "lastTransitionTime": format_time(T0)}
+OLD_SUSPENDED = {**SUSPENDED_BY_ADAPTER, "lastTransitionTime": format_time(T0)}
 
 
 @dataclass(frozen=True)
@@ -124,7 +86,7 @@ MIRROR_CASES = (
         "local suspended, worker running: only JobSuspended=True, deferred",
         local_job(suspend=True),
         worker_job(**RUNNING),
-        StatusUpdate({"conditions": [SUSPENDED_TRUE]}, deferred=True),
+        StatusUpdate({"conditions": [SUSPENDED_BY_ADAPTER]}, deferred=True),
     ),
     MirrorCase(
         "local suspended with JobSuspended=True already: nothing to write, deferred",
@@ -136,7 +98,7 @@ MIRROR_CASES = (
         "local suspended with JobSuspended=False: set True, deferred",
         local_job(suspend=True, conditions=[{"type": "Suspended", "status": "False"}]),
         worker_job(**RUNNING),
-        StatusUpdate({"conditions": [SUSPENDED_TRUE]}, deferred=True),
+        StatusUpdate({"conditions": [SUSPENDED_BY_ADAPTER]}, deferred=True),
     ),
     MirrorCase(
         "statuses already equal: nothing to write",

@@ -13,7 +13,6 @@ from numaplane.kueue.api.conditions import format_time
 from numaplane.kueue.multikueue import (
     CountMetric,
     CreateRemoteJob,
-    DispatchState,
     PatchRemoteWorkloadStatus,
     RecordEvent,
     UpdateLocalJobStatus,
@@ -25,8 +24,8 @@ from .helpers import (
     CHECK,
     NOW,
     OPTS,
-    ORIGIN,
-    PREBUILT,
+    REMOTE_JOB,
+    SUSPENDED_BY_ADAPTER,
     T0,
     Case,
     admission,
@@ -38,6 +37,7 @@ from .helpers import (
     local,
     local_job,
     removed,
+    run_case,
     status_write,
     view,
     worker_job,
@@ -54,36 +54,6 @@ LIVE_JOB = local_job(suspend=False, **LIVE)
 EVICTED = cond("Evicted", "True", "Preempted", "Preempted to accommodate a workload")
 MANAGER_EVICTED = local(ADMITTED, EVICTED, checks=[READY_CHECK], clusterName="worker1")
 TAS = local(admission=admission(delayed="Pending"), nominatedClusterNames=["worker1"])
-
-REMOTE_JOB = {
-    "apiVersion": "batch/v1",
-    "kind": "Job",
-    "metadata": {
-        "name": "job1",
-        "namespace": "ns",
-        "labels": {
-            "kueue.x-k8s.io/queue-name": "q1",
-            ORIGIN: "multikueue",
-            PREBUILT: "job-job1-1a2b3",
-        },
-        "annotations": {"owner": "me"},
-    },
-    "spec": {
-        "parallelism": 1,
-        "completions": 1,
-        "suspend": True,
-        "template": {
-            "metadata": {
-                "labels": {
-                    "batch.kubernetes.io/job-name": "job1",
-                    "job-name": "job1",
-                    "app": "demo",
-                }
-            },
-            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
-        },
-    },
-}
 
 
 def checked(state: str, message: str, at: float = NOW) -> list[dict[str, object]]:
@@ -241,18 +211,7 @@ CASES = (
             UpdateLocalJobStatus(
                 {
                     **local_job(suspend=True),
-                    "status": {
-                        "conditions": [
-                            {
-                                "type": "Suspended",
-                                "status": "True",
-                                "lastProbeTime": format_time(NOW),
-                                "lastTransitionTime": format_time(NOW),
-                                "reason": "MultiKueueAdapter",
-                                "message": "Set by MultiKueue adapter",
-                            }
-                        ]
-                    },
+                    "status": {"conditions": [SUSPENDED_BY_ADAPTER]},
                 }
             ),
         ),
@@ -353,10 +312,7 @@ CASES = (
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_admission(case: Case) -> None:
-    result = reconcile(case.view, case.options, NOW, DispatchState())
-    assert result.actions == list(case.want)
-    assert result.requeue_after == case.requeue
-    assert result.error == case.error
+    run_case(case)
 
 
 def test_remote_job_is_never_created_for_a_copy_that_is_not_admitted() -> None:

@@ -32,6 +32,7 @@ from .helpers import (
     local,
     local_job,
     removed,
+    run_case,
     status_write,
     view,
     worker_job,
@@ -177,10 +178,7 @@ CASES = (
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_cleanup_and_skips(case: Case) -> None:
-    result = reconcile(case.view, case.options, NOW, DispatchState())
-    assert result.actions == list(case.want)
-    assert result.requeue_after == case.requeue
-    assert result.error == case.error
+    run_case(case)
 
 
 def test_removal_names_the_local_job_to_delete() -> None:

@@ -28,6 +28,7 @@ from .helpers import (
     copy_of,
     local,
     removed,
+    run_case,
     spec,
     status_write,
     view,
@@ -171,10 +172,7 @@ CASES = (
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_nomination(case: Case) -> None:
-    result = reconcile(case.view, case.options, NOW, DispatchState())
-    assert result.actions == list(case.want)
-    assert result.requeue_after == case.requeue
-    assert result.error == case.error
+    run_case(case)
 
 
 def test_incremental_round_in_progress_waits_for_its_end() -> None:

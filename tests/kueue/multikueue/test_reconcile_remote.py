@@ -13,7 +13,6 @@ from numaplane.kueue.api.conditions import format_time
 from numaplane.kueue.multikueue import (
     CountMetric,
     CreateRemoteWorkload,
-    DispatchState,
     RecordEvent,
     UpdateLocalJobStatus,
     UpdateLocalWorkloadStatus,
@@ -26,6 +25,7 @@ from .helpers import (
     CHECK,
     NOW,
     OPTS,
+    SUSPENDED_BY_ADAPTER,
     T0,
     Case,
     admitted_copy,
@@ -36,6 +36,7 @@ from .helpers import (
     local,
     local_job,
     removed,
+    run_case,
     spec,
     status_write,
     view,
@@ -113,14 +114,7 @@ OUT_OF_SYNC_MESSAGE = (
 EVICTED_MESSAGE = (
     'Workload evicted on worker cluster: "worker1", resetting for re-admission. Previously: "Ready"'
 )
-SUSPENDED_BY_ADAPTER = {
-    "type": "Suspended",
-    "status": "True",
-    "lastProbeTime": format_time(NOW),
-    "lastTransitionTime": format_time(NOW),
-    "reason": "MultiKueueAdapter",
-    "message": "Set by MultiKueue adapter",
-}
+
 
 CASES = (
     Case(
@@ -300,10 +294,7 @@ CASES = (
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_remote_state(case: Case) -> None:
-    result = reconcile(case.view, case.options, NOW, DispatchState())
-    assert result.actions == list(case.want)
-    assert result.requeue_after == case.requeue
-    assert result.error == case.error
+    run_case(case)
 
 
 def test_retry_keeps_the_checks_retry_count() -> None:
