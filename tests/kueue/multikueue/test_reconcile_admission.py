@@ -201,6 +201,17 @@ CASES = (
         requeue=300.0,
     ),
     Case(
+        name="C4 clusterName cleared by hand while Ready: written back, check and event as is",
+        view=view(
+            local(ADMITTED, checks=[READY_CHECK]),
+            cluster("worker1", admitted_copy(RUNNING), worker_job(active=1, ready=1)),
+            cluster("worker2"),
+            job=local_job(suspend=False, active=1, ready=1),
+        ),
+        want=(status_write(local(ADMITTED, checks=[READY_CHECK]), clusterName="worker1"),),
+        requeue=300.0,
+    ),
+    Case(
         name="R6b local Job still suspended while the worker's runs: deferred, again in 2s",
         view=view(
             RUNNING,
