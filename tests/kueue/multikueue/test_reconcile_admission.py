@@ -46,6 +46,11 @@ from .helpers import (
 ADMITTED_MESSAGE = 'The workload was admitted on "worker1"'
 ADMITTED_ON_2 = 'The workload was admitted on "worker2"'
 UNSUSPENDED = local_job(suspend=False)
+OLD_MESSAGE = local(
+    ADMITTED,
+    checks=[check(state="Ready", message='The workload got reservation on "worker1"')],
+    clusterName="worker1",
+)
 READY_CHECK = check(state="Ready", message=ADMITTED_MESSAGE)
 RUNNING = local(ADMITTED, checks=[READY_CHECK], clusterName="worker1")
 DISPATCHED = local(nominatedClusterNames=["worker1", "worker2"])
@@ -209,6 +214,19 @@ CASES = (
             job=local_job(suspend=False, active=1, ready=1),
         ),
         want=(status_write(local(ADMITTED, checks=[READY_CHECK]), clusterName="worker1"),),
+        requeue=300.0,
+    ),
+    Case(
+        name="R6b Ready with an older message: message updated, transition time kept, no metric",
+        view=view(
+            OLD_MESSAGE,
+            cluster("worker1", admitted_copy(RUNNING), worker_job()),
+            job=local_job(suspend=False),
+        ),
+        want=(
+            status_write(OLD_MESSAGE, admissionChecks=checked("Ready", ADMITTED_MESSAGE, at=T0)),
+            RecordEvent(OLD_MESSAGE, "Normal", "MultiKueue", ADMITTED_MESSAGE),
+        ),
         requeue=300.0,
     ),
     Case(
