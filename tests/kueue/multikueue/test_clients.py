@@ -199,6 +199,23 @@ def test_a2_a4_kubeconfig_files_missing_written_and_insecure(
                     f"load client config failed: open {good}: no such file or directory",
                 ),
             )
+
+            # Without path validation, upstream warns on the cluster (deprecated behaviour).
+            async def warned() -> bool | None:
+                events = (await m.client.list("v1", "events"))["items"]
+                return (
+                    True
+                    if any(
+                        e.get("reason") == "DeprecatedPathUsage"
+                        and e["involvedObject"].get("name") == "file-cluster"
+                        and e["involvedObject"].get("kind") == "MultiKueueCluster"
+                        and e.get("type") == "Warning"
+                        for e in events
+                    )
+                    else None
+                )
+
+            await until(warned, "DeprecatedPathUsage event")
             # The file appears: no object changed, the file watch reconciles the cluster.
             good.write_text(worker_kubeconfig)
             await m.until_condition(
