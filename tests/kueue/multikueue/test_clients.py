@@ -35,6 +35,7 @@ from tests.kueue.multikueue.connworld import (
     mk_config,
     run,
     until,
+    with_host,
 )
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -62,7 +63,8 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
     server: RunningApiServer, worker_kubeconfig: str
 ) -> None:
     async def scenario() -> None:
-        async with manager(server, "a1") as m:
+        # Retries 1 s apart: the test sees the first attempt of a rotated kubeconfig.
+        async with manager(server, "a1", retry_base=1.0) as m:
             await m.create(API, "admissionchecks", admission_check("testing-ac", "testing-config"))
             await m.until_condition(
                 "admissionchecks",
@@ -146,6 +148,16 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
             await m.until_active("multikueueclusters", "testing-cluster", retried)
             assert rc.lost_since == lost
             assert m.clusters.get("testing-cluster") is rc
+
+            # A rotated kubeconfig (still broken) starts the attempts over.
+            await m.put_secret("testing-secret", with_host(worker_kubeconfig, "127.0.0.1:2"))
+
+            def rotated(found: tuple[str, str, str]) -> bool:
+                seen = ATTEMPTS.search(found[2])
+                return "127.0.0.1:2" in found[2] and seen is not None and seen.group(1) == "1"
+
+            await m.until_active("multikueueclusters", "testing-cluster", rotated)
+            assert rc.lost_since == lost
 
             # Restore: connected again, the loss and the attempts forgotten.
             await m.put_secret("testing-secret", worker_kubeconfig)
