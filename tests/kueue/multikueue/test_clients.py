@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from tests.kueue.multikueue.connworld import (
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
-MANAGERS = ("a1", "a2", "a4", "a5", "gc")
+MANAGERS = ("a1", "a2", "a4", "a5", "gc", "never")
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +185,28 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
                 "testing-ac",
                 ("False", "NoUsableClusters", "Missing clusters: [testing-cluster]"),
             )
+
+    run(scenario())
+
+
+def test_a_never_connected_cluster_is_lost_since_its_client_was_made(
+    server: RunningApiServer, worker_kubeconfig: str
+) -> None:
+    async def scenario() -> None:
+        async with manager(server, "never") as m:
+            await m.put_secret("w", broken(worker_kubeconfig))
+            before = time.time()
+            await m.create(API, "multikueueclusters", mk_cluster("w", "w"))
+            await m.until_active(
+                "multikueueclusters", "w", lambda f: f[1] == "ClientConnectionFailed"
+            )
+            rc = m.clusters.get("w")
+            assert rc is not None
+            assert not rc.connected
+            assert rc.lost_since is not None
+            assert before <= rc.lost_since <= time.time()
+            # Never connected: no change of connectivity to report.
+            assert "w" not in m.changes
 
     run(scenario())
 
