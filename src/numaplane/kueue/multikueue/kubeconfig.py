@@ -257,6 +257,12 @@ def parse_worker_kubeconfig(text: str, *, source: str) -> KubeConfig:
         doc = {}
     if not isinstance(doc, Mapping):
         raise _insecure("failed to parse kubeconfig(apiconfig): not a kubeconfig mapping")
+    if not doc.get("clusters") and not doc.get("contexts") and not doc.get("users"):
+        # clientcmd's answer for an empty kubeconfig (an empty Secret key, say).
+        raise _insecure(
+            "invalid configuration: no configuration has been provided, "
+            "try setting KUBERNETES_MASTER environment variable"
+        )
     _check_document(doc)
     _check_chosen(doc)
     try:
