@@ -9,6 +9,7 @@ also runs exactly once."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import time
@@ -192,7 +193,7 @@ def test_a_job_submitted_to_the_manager_runs_exactly_once_on_a_worker(
     manager = Kubectl(cluster.kubeconfig)
     workers = {w: Kubectl(cluster.data_dir / f"{w}.kubeconfig") for w in ("worker1", "worker2")}
     for kubectl in (manager, *workers.values()):
-        _until("the Kueue CRDs", cluster, lambda k=kubectl: _served(k))
+        _until("the Kueue CRDs", cluster, functools.partial(_served, kubectl))
     for kubectl in workers.values():
         kubectl.out("apply", "-f", "-", stdin=WORKER_QUEUES)
     assert "secret/worker1-secret" in _add_worker(cluster, "worker1", "worker1")
