@@ -96,6 +96,7 @@ class WorkloadController:
         configs.add_handler(
             EventHandler(self._config_added, self._config_updated, self._config_added)
         )
+        jobs.add_handler(EventHandler(self._job_changed, self._job_updated, self._job_changed))
 
     # ----- triggers ------------------------------------------------------------------------
 
@@ -110,6 +111,15 @@ class WorkloadController:
         if multikueue_check(obj, self.checks.get_by_key) is not None:
             self.deleted[key] = obj
         self.queue.add(key)
+
+    def _job_changed(self, obj: Obj) -> None:
+        # Only a Job whose mirrored counters are kept cleared (see execute's module doc).
+        workload = self.executor.to_clear.get(object_key(obj))
+        if workload is not None:
+            self.queue.add(workload)
+
+    def _job_updated(self, old: Obj, new: Obj) -> None:
+        self._job_changed(new)
 
     def _check_added(self, obj: Obj) -> None:
         self._requeue_check(str((obj.get("metadata") or {}).get("name") or ""))
@@ -240,7 +250,8 @@ class WorkloadController:
             done.actions,
             check=ref.check,
             local_workload=view.local,
-            local_job=lambda: None if job_key is None else self.jobs.get_by_key(job_key),
+            job_key=job_key,
+            local_job=None if job_key is None else self.jobs.get_by_key(job_key),
         )
         if done.error:
             raise KueueError(done.error)
