@@ -327,3 +327,45 @@ def test_a_lost_admitting_worker_releases_the_quota_and_the_job_moves(
             assert state["message"] == mkc.admitted_on(other)
 
     asyncio.run(scenario())
+
+
+def test_deleting_the_manager_job_removes_its_objects_on_the_worker(
+    server: RunningApiServer,
+) -> None:
+    """R0: the local Workload goes with its Job; from its last copy the controller deletes
+    the remote Job (ours: origin label) and the remote Workload."""
+
+    async def scenario() -> None:
+        async with _world(server) as world:
+            await world.manager.create("batch/v1", "jobs", _job("doomed"), NS)
+
+            async def remote_job() -> str | None:
+                for worker, client in world.workers.items():
+                    jobs = await _items(client, "batch/v1", "jobs")
+                    if any(j["metadata"]["name"] == "doomed" for j in jobs):
+                        return worker
+                return None
+
+            winner = await _until("the remote job", remote_job)
+            await world.manager.delete(
+                "batch/v1", "jobs", "doomed", NS, propagation_policy="Foreground"
+            )
+
+            async def gone() -> bool:
+                client = world.workers[winner]
+                jobs = await _items(client, "batch/v1", "jobs")
+                wls = await _items(client, API, "workloads")
+                return not any(j["metadata"]["name"] == "doomed" for j in jobs) and not any(
+                    w["metadata"]["name"].startswith("job-doomed-") for w in wls
+                )
+
+            await _until("the remote objects removed", gone)
+            controller = world.multikueue.controller
+
+            async def forgotten() -> bool:
+                return not controller.deleted
+
+            # The last copy is kept only until its remote objects are gone.
+            await _until("the last copy dropped", forgotten)
+
+    asyncio.run(scenario())
