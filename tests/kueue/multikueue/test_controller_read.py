@@ -18,6 +18,7 @@ from numaplane.kueue.runtime.multikueue.execute import (
     lost_worker_retry,
 )
 from numaplane.kueue.runtime.multikueue.groupread import (
+    check_state,
     config_clusters,
     group_view,
     multikueue_check,
@@ -86,6 +87,12 @@ CHECK_CASES = (
 def test_the_multikueue_check_of_a_workload(case: CheckCase) -> None:
     ref = multikueue_check(_workload(*case.checks), CHECKS.get)
     assert (None if ref is None else (ref.check, ref.config)) == case.expected
+
+
+def test_the_state_of_a_named_check() -> None:
+    wl = _workload(("prov", "Ready", ""), ("mk", "Rejected", "no"))
+    assert check_state(wl, "mk") == "Rejected"
+    assert check_state(wl, "other") == ""
 
 
 def test_the_owner_job_must_still_have_the_owners_uid() -> None:

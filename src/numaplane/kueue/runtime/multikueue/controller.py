@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from numaplane.kube.client import KubeClient
@@ -23,11 +23,13 @@ from numaplane.kube.errors import KubeError
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer
 from numaplane.kube.workqueue import ExponentialRateLimiter, ShutDown, WorkQueue
+from numaplane.kueue import constants as c
 from numaplane.kueue.errors import KueueError
 from numaplane.kueue.multikueue import DispatchState, ReconcileOptions, reconcile
 from numaplane.kueue.runtime.multikueue.execute import Executor
 from numaplane.kueue.runtime.multikueue.groupread import (
     RemoteLike,
+    check_state,
     config_clusters,
     group_view,
     is_deleting,
@@ -175,13 +177,6 @@ class WorkloadController:
         local = self.workloads.get_by_key(key)
         return local is None or is_deleting(local)
 
-    def keys_of_cluster(self, cluster: str) -> Iterable[str]:
-        """The keys of local workloads whose config lists ``cluster``."""
-        for wl in self.workloads.list():
-            ref = multikueue_check(wl, self.checks.get_by_key)
-            if ref is not None and cluster in config_clusters(self.configs.get_by_key(ref.config)):
-                yield object_key(wl)
-
     # ----- running -------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -229,6 +224,9 @@ class WorkloadController:
         ref = multikueue_check(source, self.checks.get_by_key)
         if ref is None:
             self.deleted.pop(key, None)
+            return
+        if check_state(source, ref.check) == c.CHECK_REJECTED and local is not None:
+            # upstream leaves a Rejected workload alone before reading its config.
             return
         config = self.configs.get_by_key(ref.config) if ref.config else None
         if config is None and local is not None:
