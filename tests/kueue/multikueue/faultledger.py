@@ -47,7 +47,9 @@ class Verdict:
     complete: int
     duplicates: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    #: Jobs whose check the manager retried (their worker lost), and those that did run twice.
     retried: int = 0
+    ran_twice: int = 0
     runs_by_worker: dict[str, int] = field(default_factory=dict)
 
 
@@ -101,14 +103,19 @@ class Ledger:
         with self.lock:
             return sum(1 for n in names if self.completions.get(n, 0) >= 1)
 
-    def running_on(self, worker: str, names: list[str]) -> int:
-        """How many of ``names`` have a run on ``worker`` and are not Complete yet."""
+    def running_on(self, worker: str, names: list[str]) -> list[str]:
+        """Those of ``names`` that have a run on ``worker`` and are not Complete yet."""
         with self.lock:
-            return sum(
-                1
+            return [
+                n
                 for n in names
                 if not self.completions.get(n) and any(w == worker for w, _ in self.runs.get(n, ()))
-            )
+            ]
+
+    def runs_of(self, name: str) -> set[tuple[str, str]]:
+        """The runs of manager Job ``name`` so far: ``(worker, remote Job uid)``."""
+        with self.lock:
+            return set(self.runs.get(name, ()))
 
     def verdict(self, names: list[str], jobs: dict[str, Obj], retries: dict[str, int]) -> Verdict:
         """Count ``names`` (manager Jobs as read at the end: ``jobs``; their check's
@@ -118,12 +125,14 @@ class Ledger:
             for name in names:
                 retry = retries.get(name, 0)
                 found.retried += 1 if retry else 0
+                found.ran_twice += 1 if len(self.runs.get(name, ())) > 1 else 0
                 runs = self.runs.get(name, set())
                 for worker, _ in runs:
                     found.runs_by_worker[worker] = found.runs_by_worker.get(worker, 0) + 1
                 remote = self.remote_jobs.get(name, set())
                 per_worker = [w for w in WORKERS if sum(1 for x, _ in remote if x == w) > 1]
-                if name in self.manager_pods or len(runs) > 1 + retry or (per_worker and not retry):
+                twice = len(runs) > 1 + retry or len(remote) > 1 + retry
+                if name in self.manager_pods or twice or (per_worker and not retry):
                     found.duplicates.append(
                         f"{name}: runs {sorted(runs)} remote jobs {sorted(remote)} "
                         f"retries {retry} manager pods {name in self.manager_pods}"

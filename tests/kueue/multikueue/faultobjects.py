@@ -11,6 +11,8 @@ NS = "default"
 API = "kueue.x-k8s.io/v1beta2"
 CHECK = "mk-faults"
 JOB_SECONDS = "1s"
+#: A quarter CPU: a 12-CPU simulated node and a 12-CPU worker quota run 48 at once.
+JOB_CPU = "250m"
 
 
 def flavor() -> Obj:
@@ -72,7 +74,7 @@ def job(name: str) -> Obj:
                         {
                             "name": "main",
                             "image": "busybox",
-                            "resources": {"requests": {"cpu": "1", "memory": "64Mi"}},
+                            "resources": {"requests": {"cpu": JOB_CPU, "memory": "64Mi"}},
                         }
                     ],
                 },
