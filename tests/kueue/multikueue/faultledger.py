@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numaplane.kube.informer import EventHandler
+from tests.kueue.multikueue.faultobjects import CHECK
 
 Obj = dict[str, Any]
 
@@ -50,6 +51,8 @@ class Verdict:
     #: Jobs whose check the manager retried (their worker lost), and those that did run twice.
     retried: int = 0
     ran_twice: int = 0
+    #: What each Job that ran twice went through (for the report).
+    twice: list[str] = field(default_factory=list)
     runs_by_worker: dict[str, int] = field(default_factory=dict)
 
 
@@ -66,6 +69,33 @@ class Ledger:
         self.manager_pods: set[str] = set()
         self.completions: dict[str, int] = {}
         self._complete: dict[str, bool] = {}
+        #: Per manager Job: the distinct (check state, retryCount, clusterName) of its
+        #: Workload's MultiKueue check, in the order seen, and how often it turned Retry.
+        self.history: dict[str, list[tuple[str, int, str]]] = {}
+        self.retries: dict[str, int] = {}
+
+    def workload_handler(self) -> EventHandler:
+        """The handler of the manager's Workloads."""
+
+        def on_workload(obj: Obj) -> None:
+            found = owner(obj, "Job")
+            status = obj.get("status") or {}
+            check = next(
+                (a for a in status.get("admissionChecks") or () if a.get("name") == CHECK), None
+            )
+            if found is None or check is None:
+                return
+            state = str(check.get("state"))
+            seen = (state, int(check.get("retryCount") or 0), str(status.get("clusterName")))
+            with self.lock:
+                history = self.history.setdefault(found[0], [])
+                if history and history[-1] == seen:
+                    return
+                if state == "Retry" and (not history or history[-1][0] != "Retry"):
+                    self.retries[found[0]] = self.retries.get(found[0], 0) + 1
+                history.append(seen)
+
+        return EventHandler(on_add=on_workload, on_update=lambda _old, new: on_workload(new))
 
     def handlers(self, cluster: str) -> tuple[EventHandler, EventHandler]:
         """(jobs, pods) handlers for ``cluster`` (``manager`` or a worker)."""
@@ -123,9 +153,14 @@ class Ledger:
         with self.lock:
             found = Verdict(jobs=len(names), complete=0)
             for name in names:
-                retry = retries.get(name, 0)
+                # A Retry the watch saw, or one the check's count kept.
+                retry = max(retries.get(name, 0), self.retries.get(name, 0))
                 found.retried += 1 if retry else 0
-                found.ran_twice += 1 if len(self.runs.get(name, ())) > 1 else 0
+                if len(self.runs.get(name, ())) > 1:
+                    found.ran_twice += 1
+                    found.twice.append(
+                        f"{name}: runs {sorted(self.runs[name])} check {self.history.get(name)}"
+                    )
                 runs = self.runs.get(name, set())
                 for worker, _ in runs:
                     found.runs_by_worker[worker] = found.runs_by_worker.get(worker, 0) + 1
@@ -135,7 +170,8 @@ class Ledger:
                 if name in self.manager_pods or twice or (per_worker and not retry):
                     found.duplicates.append(
                         f"{name}: runs {sorted(runs)} remote jobs {sorted(remote)} "
-                        f"retries {retry} manager pods {name in self.manager_pods}"
+                        f"retries {retry} manager pods {name in self.manager_pods} "
+                        f"check history {self.history.get(name)}"
                     )
                 obj = jobs.get(name)
                 times = self.completions.get(name, 0)

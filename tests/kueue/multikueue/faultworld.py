@@ -135,6 +135,9 @@ class FaultWorld:
                 informer = Informer(client, api, resource, namespace=NS)
                 informer.add_handler(handler)
                 self._tasks.append(asyncio.create_task(informer.run()))
+        workloads = Informer(self.clients["manager"], API, "workloads", namespace=NS)
+        workloads.add_handler(self.ledger.workload_handler())
+        self._tasks.append(asyncio.create_task(workloads.run()))
         for worker in WORKERS:
             link = Link("127.0.0.1", self.cluster.port)
             await link.start()

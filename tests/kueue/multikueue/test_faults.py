@@ -52,6 +52,8 @@ def _report(what: str, verdict: Verdict, started: float) -> None:
         f"retried={verdict.retried} ran_twice={verdict.ran_twice} runs={verdict.runs_by_worker} "
         f"time={time.monotonic() - started:.1f}s"
     )
+    for line in verdict.twice:
+        print(f"  ran twice: {line}")
 
 
 def _no_duplicate_none_lost(verdict: Verdict) -> None:
