@@ -52,7 +52,6 @@ CASES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="upstream's order: the Job first (fixed next)")
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_the_admitting_cluster_is_recorded_before_its_job_is_created(case: Case) -> None:
     worker2 = (
