@@ -250,6 +250,17 @@ class FaultWorld:
         """:meth:`until` with a probe run in the world's event loop."""
         self.until(what, lambda: self.call(probe()))
 
+    async def _active(self, worker: str) -> str | None:
+        mkc = await self.clients["manager"].get(API, "multikueueclusters", worker)
+        return condition(mkc, "Active")
+
+    def lost(self, worker: str) -> None:
+        """Wait until the manager shows ``worker``'s MultiKueueCluster not Active."""
+        self.poll(f"{worker} not Active", lambda: self._not_active(worker))
+
+    async def _not_active(self, worker: str) -> bool:
+        return await self._active(worker) == "False"
+
     async def _served(self, cluster: str, resource: str) -> bool:
         try:
             await self.clients[cluster].list(API, resource, limit=1)

@@ -65,8 +65,9 @@ def _no_duplicate_none_lost(verdict: Verdict) -> None:
 
 def test_a_worker_killed_and_restarted(world: FaultWorld) -> None:
     """worker1's API server (as the manager sees it: its link closed, connections refused)
-    and its controllers, Kueue and node agent SIGKILLed; back (``up`` restarts the processes,
-    the link listens again) after longer than workerLostTimeout."""
+    and its controllers, Kueue and node agent SIGKILLed; once the manager shows it not Active,
+    back (``up`` has restarted the processes, the link listens again) after twice
+    workerLostTimeout: the Jobs admitted there are declared lost and re-dispatched."""
     started = time.monotonic()
     names = world.submit("kill", JOBS)
     _strike_when_running(world, "worker1", names)
@@ -79,7 +80,8 @@ def test_a_worker_killed_and_restarted(world: FaultWorld) -> None:
             == len(killed)
         ),
     )
-    time.sleep(WORKER_LOST_TIMEOUT_S)  # fault duration, not an assertion
+    world.lost("worker1")
+    time.sleep(2 * WORKER_LOST_TIMEOUT_S)  # fault duration, not an assertion
     world.call(world.links["worker1"].restore())
     verdict = world.verdict("kill", names)
     _report("worker killed", verdict, started)
@@ -117,6 +119,7 @@ def test_a_worker_partitioned_longer_than_the_lost_timeout(world: FaultWorld) ->
     names = world.submit("long", JOBS)
     _strike_when_running(world, "worker1", names)
     world.call(world.links["worker1"].cut())
+    world.lost("worker1")
     time.sleep(2 * WORKER_LOST_TIMEOUT_S)  # fault duration, not an assertion
     world.call(world.links["worker1"].restore())
     verdict = world.verdict("long", names)
