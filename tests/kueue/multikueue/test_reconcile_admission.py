@@ -158,7 +158,6 @@ CASES = (
         ),
         want=(
             removed("worker2"),
-            CreateRemoteJob("worker1", REMOTE_JOB),
             status_write(
                 DISPATCHED,
                 admissionChecks=checked("Ready", ADMITTED_MESSAGE),
@@ -167,6 +166,7 @@ CASES = (
             ),
             RecordEvent(DISPATCHED, "Normal", "MultiKueue", ADMITTED_MESSAGE),
             admitted_metric("worker1"),
+            CreateRemoteJob("worker1", REMOTE_JOB),
         ),
         requeue=300.0,
     ),
@@ -179,7 +179,6 @@ CASES = (
         ),
         want=(
             removed("worker1"),
-            CreateRemoteJob("worker2", REMOTE_JOB),
             status_write(
                 DISPATCHED,
                 admissionChecks=checked("Ready", ADMITTED_ON_2),
@@ -190,6 +189,7 @@ CASES = (
                 DISPATCHED, "Normal", "MultiKueue", 'The workload was admitted on "worker2"'
             ),
             admitted_metric("worker2"),
+            CreateRemoteJob("worker2", REMOTE_JOB),
         ),
         requeue=300.0,
     ),

@@ -295,7 +295,6 @@ class GroupPass:
         if error is not None:
             self.out.error = error
             return
-        deferred = self.sync_job(cluster, create=True)
         changed = ready_delayed_topology(self.status, remote)
         if settle:
             message = mk.admitted_on(cluster)
@@ -313,6 +312,12 @@ class GroupPass:
                 self.count(mk.METRIC_ADMITTED, cluster)
         elif changed:
             self.write_status()
+        # Beyond upstream (which creates the Job first): the admitting cluster is recorded
+        # before its Job is created, so a failed record (the pass stops at it) never leaves a
+        # Job running on a worker the manager does not know admitted it; were that worker then
+        # lost, the Workload would be dispatched again at once, without workerLostTimeout's
+        # grace and without a retry (found by the fault tests: a Job run twice).
+        deferred = self.sync_job(cluster, create=True)
         # A periodic resync; sooner while the local Job waits to be unsuspended.
         resync = mk.SYNC_DEFERRED_REQUEUE_S if deferred else self.opt.worker_lost_timeout
         self.out.requeue_after = resync
