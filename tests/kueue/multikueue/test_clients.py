@@ -10,37 +10,38 @@ Each test has its own manager cluster; every wait is bounded (the whole test too
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
 
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.kube.errors import ApiError
-from numaplane.kueue.runtime.install import install_kueue_crds
-from numaplane.kueue.runtime.multikueue import RemoteClusters
 from numaplane.testing import kueue_objects as objects
 from numaplane.testing.apiserver import RunningApiServer, running_apiserver
+from tests.kueue.multikueue.connworld import (
+    API,
+    ATTEMPTS,
+    ORIGIN,
+    admission_check,
+    broken,
+    make_worker_kubeconfig,
+    manager,
+    mk_cluster,
+    mk_config,
+    run,
+    until,
+    with_host,
+)
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
-API = "kueue.x-k8s.io/v1beta2"
-NAMESPACE = "kueue-system"
-ORIGIN = "multikueue"
-WAIT_S = 60.0
-MANAGERS = ("a1", "a2", "a4", "a5", "gc")
-SA = "multikueue-sa"
-T = TypeVar("T")
-ATTEMPTS = re.compile(
-    r"; connection attempts: (\d+), next connection attempt: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"
-)
+MANAGERS = ("a1", "a2", "a4", "a5", "gc", "never")
 
 
 @pytest.fixture(scope="module")
@@ -50,244 +51,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApiServe
         yield running
 
 
-async def _install(server: RunningApiServer, cluster: str) -> None:
-    async with KubeClient(load_kubeconfig(server.cluster_kubeconfig(cluster))) as client:
-        await install_kueue_crds(client)
-
-
 @pytest.fixture(scope="module")
 def worker_kubeconfig(server: RunningApiServer) -> str:
-    """worker1's kubeconfig for the manager: the CA, and the token of a ServiceAccount bound to
-    a ClusterRole on Workloads and Jobs (Kueue's documented ``create-multikueue-kubeconfig``)."""
-
-    async def make() -> str:
-        config = load_kubeconfig(server.cluster_kubeconfig("worker1"))
-        async with KubeClient(config) as client:
-            await install_kueue_crds(client)
-            await client.create("v1", "namespaces", objects.namespace(NAMESPACE))
-            sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SA}}
-            await client.create("v1", "serviceaccounts", sa, NAMESPACE)
-            rules = [
-                {
-                    "apiGroups": ["batch"],
-                    "resources": ["jobs", "jobs/status"],
-                    "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"],
-                },
-                {
-                    "apiGroups": ["kueue.x-k8s.io"],
-                    "resources": ["workloads", "workloads/status"],
-                    "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"],
-                },
-            ]
-            role = {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": "multikueue-role"},
-                "rules": rules,
-            }
-            await client.create("rbac.authorization.k8s.io/v1", "clusterroles", role)
-            binding = {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "multikueue-crb"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "multikueue-role",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": NAMESPACE}],
-            }
-            await client.create("rbac.authorization.k8s.io/v1", "clusterrolebindings", binding)
-            request = {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "metadata": {"name": SA},
-                "spec": {"expirationSeconds": 86400},
-            }
-            answer = await client.create(
-                "v1", "serviceaccounts", request, NAMESPACE, subresource="token"
-            )
-        assert config.ca_pem is not None
-        return kubeconfig_text(config.server, config.ca_pem, str(answer["status"]["token"]))
-
-    return asyncio.run(make())
-
-
-def kubeconfig_text(server: str, ca_pem: bytes, token: str) -> str:
-    """A kubeconfig with the CA inline and a bearer token."""
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "worker1",
-                "cluster": {
-                    "server": server,
-                    "certificate-authority-data": base64.b64encode(ca_pem).decode(),
-                },
-            }
-        ],
-        "users": [{"name": SA, "user": {"token": token}}],
-        "contexts": [{"name": "ctx", "context": {"cluster": "worker1", "user": SA}}],
-        "current-context": "ctx",
-    }
-    return yaml.safe_dump(doc)
-
-
-def broken(text: str) -> str:
-    """``text`` with its server moved to a port nothing listens on (upstream's way)."""
-    doc = yaml.safe_load(text)
-    server = doc["clusters"][0]["cluster"]["server"]
-    doc["clusters"][0]["cluster"]["server"] = re.sub(
-        r"https://[^/]+", "https://127.0.0.1:1", server
-    )
-    return str(yaml.safe_dump(doc))
-
-
-def secret(name: str, text: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "data": {"kubeconfig": base64.b64encode(text.encode()).decode()},
-    }
-
-
-def admission_check(name: str, config: str) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "AdmissionCheck",
-        "metadata": {"name": name},
-        "spec": {
-            "controllerName": "kueue.x-k8s.io/multikueue",
-            "parameters": {
-                "apiGroup": "kueue.x-k8s.io",
-                "kind": "MultiKueueConfig",
-                "name": config,
-            },
-        },
-    }
-
-
-def mk_config(name: str, *clusters: str) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "MultiKueueConfig",
-        "metadata": {"name": name},
-        "spec": {"clusters": list(clusters)},
-    }
-
-
-def mk_cluster(name: str, location: str, location_type: str = "Secret") -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "MultiKueueCluster",
-        "metadata": {"name": name},
-        "spec": {
-            "clusterSource": {"kubeConfig": {"location": location, "locationType": location_type}}
-        },
-    }
-
-
-def active(obj: dict[str, Any] | None) -> tuple[str, str, str] | None:
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Active":
-            return (cond["status"], cond["reason"], cond["message"])
-    return None
-
-
-@dataclass
-class Manager:
-    """A manager cluster's client and a running :class:`RemoteClusters`."""
-
-    client: KubeClient
-    clusters: RemoteClusters
-    changes: list[str] = field(default_factory=list)
-    remote_changes: list[tuple[str, str]] = field(default_factory=list)
-
-    async def create(self, api_version: str, resource: str, obj: dict[str, Any]) -> None:
-        namespace = obj["metadata"].get("namespace")
-        await self.client.create(api_version, resource, obj, namespace)
-
-    async def put_secret(self, name: str, text: str) -> None:
-        try:
-            current = await self.client.get("v1", "secrets", name, NAMESPACE)
-        except ApiError as err:
-            if not err.is_not_found:
-                raise
-            await self.create("v1", "secrets", secret(name, text))
-            return
-        body = secret(name, text)
-        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        await self.client.update("v1", "secrets", body, NAMESPACE)
-
-    async def active_of(self, resource: str, name: str) -> tuple[str, str, str] | None:
-        try:
-            return active(await self.client.get(API, resource, name))
-        except ApiError as err:
-            if not err.is_not_found:
-                raise
-            return None
-
-    async def until_active(
-        self, resource: str, name: str, check: Callable[[tuple[str, str, str]], bool]
-    ) -> tuple[str, str, str]:
-        async def probe() -> tuple[str, str, str] | None:
-            found = await self.active_of(resource, name)
-            return found if found is not None and check(found) else None
-
-        return await until(probe, f"{resource}/{name} Active as wanted")
-
-    async def until_condition(self, resource: str, name: str, wanted: tuple[str, str, str]) -> None:
-        await self.until_active(resource, name, lambda found: found == wanted)
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """Poll ``probe`` until it answers something; fail after ``WAIT_S``."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        found = await probe()
-        if found is not None:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not seen in {WAIT_S:.0f}s")
-        await asyncio.sleep(0.05)
-
-
-@contextlib.asynccontextmanager
-async def manager(server: RunningApiServer, cluster: str, **options: Any) -> AsyncIterator[Manager]:
-    """Cluster ``cluster`` as a manager: the Kueue CRDs, Kueue's namespace and RemoteClusters
-    running with the INT timing knobs (shortened retry base)."""
-    await _install(server, cluster)
-    async with KubeClient(load_kubeconfig(server.cluster_kubeconfig(cluster))) as client:
-        with contextlib.suppress(ApiError):
-            await client.create("v1", "namespaces", objects.namespace(NAMESPACE))
-        changes: list[str] = []
-        remote_changes: list[tuple[str, str]] = []
-        defaults: dict[str, Any] = {
-            "origin": ORIGIN,
-            "gc_interval": 0.0,
-            "retry_base": 0.2,
-            "file_poll_interval": 0.1,
-            "on_cluster_change": changes.append,
-            "on_remote_change": lambda c, k: remote_changes.append((c, k)),
-        }
-        clusters = RemoteClusters(client, namespace=NAMESPACE, **{**defaults, **options})
-        handle = Manager(client, clusters, changes, remote_changes)
-        task = asyncio.ensure_future(handle.clusters.run())
-        try:
-            yield handle
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-    await asyncio.sleep(0.25)  # TLS shutdown of the closed connections
-
-
-def run(work: Awaitable[None]) -> None:
-    async def bounded() -> None:
-        await asyncio.wait_for(work, 200)
-
-    asyncio.run(bounded())
+    """worker1's kubeconfig for the managers."""
+    return asyncio.run(make_worker_kubeconfig(server.cluster_kubeconfig("worker1")))
 
 
 # ----- A1 and the connection's life --------------------------------------------------------
@@ -297,7 +64,8 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
     server: RunningApiServer, worker_kubeconfig: str
 ) -> None:
     async def scenario() -> None:
-        async with manager(server, "a1") as m:
+        # Retries 1 s apart: the test sees the first attempt of a rotated kubeconfig.
+        async with manager(server, "a1", retry_base=1.0) as m:
             await m.create(API, "admissionchecks", admission_check("testing-ac", "testing-config"))
             await m.until_condition(
                 "admissionchecks",
@@ -382,6 +150,16 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
             assert rc.lost_since == lost
             assert m.clusters.get("testing-cluster") is rc
 
+            # A rotated kubeconfig (still broken) starts the attempts over.
+            await m.put_secret("testing-secret", with_host(worker_kubeconfig, "127.0.0.1:2"))
+
+            def rotated(found: tuple[str, str, str]) -> bool:
+                seen = ATTEMPTS.search(found[2])
+                return "127.0.0.1:2" in found[2] and seen is not None and seen.group(1) == "1"
+
+            await m.until_active("multikueueclusters", "testing-cluster", rotated)
+            assert rc.lost_since == lost
+
             # Restore: connected again, the loss and the attempts forgotten.
             await m.put_secret("testing-secret", worker_kubeconfig)
             await m.until_condition(
@@ -411,6 +189,28 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
     run(scenario())
 
 
+def test_a_never_connected_cluster_is_lost_since_its_client_was_made(
+    server: RunningApiServer, worker_kubeconfig: str
+) -> None:
+    async def scenario() -> None:
+        async with manager(server, "never") as m:
+            await m.put_secret("w", broken(worker_kubeconfig))
+            before = time.time()
+            await m.create(API, "multikueueclusters", mk_cluster("w", "w"))
+            await m.until_active(
+                "multikueueclusters", "w", lambda f: f[1] == "ClientConnectionFailed"
+            )
+            rc = m.clusters.get("w")
+            assert rc is not None
+            assert not rc.connected
+            assert rc.lost_since is not None
+            assert before <= rc.lost_since <= time.time()
+            # Never connected: no change of connectivity to report.
+            assert "w" not in m.changes
+
+    run(scenario())
+
+
 # ----- A2 / A4: kubeconfig files ------------------------------------------------------------
 
 
@@ -434,6 +234,23 @@ def test_a2_a4_kubeconfig_files_missing_written_and_insecure(
                     f"load client config failed: open {good}: no such file or directory",
                 ),
             )
+
+            # Without path validation, upstream warns on the cluster (deprecated behaviour).
+            async def warned() -> bool | None:
+                events = (await m.client.list("v1", "events"))["items"]
+                return (
+                    True
+                    if any(
+                        e.get("reason") == "DeprecatedPathUsage"
+                        and e["involvedObject"].get("name") == "file-cluster"
+                        and e["involvedObject"].get("kind") == "MultiKueueCluster"
+                        and e.get("type") == "Warning"
+                        for e in events
+                    )
+                    else None
+                )
+
+            await until(warned, "DeprecatedPathUsage event")
             # The file appears: no object changed, the file watch reconciles the cluster.
             good.write_text(worker_kubeconfig)
             await m.until_condition(

@@ -57,7 +57,7 @@ def clone_for_create(local: Mapping[str, Any], origin: str) -> Obj:
 def _pruned(value: Any) -> Any:
     # Go's omitempty makes an absent field and an empty one the same object after a round
     # trip through the API, so neither counts as a difference.
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         kept = {k: _pruned(v) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v not in (None, {}, [])}
     if isinstance(value, list):
@@ -76,6 +76,8 @@ def _comparable_spec(wl: Mapping[str, Any]) -> Any:
 
 def spec_out_of_sync(local: Mapping[str, Any], remote: Mapping[str, Any]) -> bool:
     """Upstream ``isRemoteSpecOutOfSync``: the specs differ, preemption gates aside."""
+    if local.get("spec") == remote.get("spec"):
+        return False  # the common case, without normalising either side
     return bool(_comparable_spec(local) != _comparable_spec(remote))
 
 

@@ -284,25 +284,26 @@ class GroupPass:
                 self.emit(PatchRemoteWorkloadStatus(cluster, {**remote, "status": target}))
             return
         error = self.not_owned(cluster)
+        settle = self.check_state not in (CHECK_RETRY, CHECK_REJECTED)
+        recorded = self.status.get("clusterName")
+        if error is None and settle and recorded and recorded != cluster:
+            # Checked before the Job is created: a Job only ever goes to the recorded cluster.
+            error = (
+                "attempting to change immutable ClusterName from "
+                f"{go_quote(str(recorded))} to {go_quote(cluster)}"
+            )
         if error is not None:
             self.out.error = error
             return
         deferred = self.sync_job(cluster, create=True)
         changed = ready_delayed_topology(self.status, remote)
-        if self.check_state not in (CHECK_RETRY, CHECK_REJECTED):
-            recorded = self.status.get("clusterName")
-            if recorded and recorded != cluster:
-                self.out.error = (
-                    "attempting to change immutable ClusterName from "
-                    f"{go_quote(str(recorded))} to {go_quote(cluster)}"
-                )
-                return
+        if settle:
             message = mk.admitted_on(cluster)
             transition = set_check_state(
                 self.status, self.view.check, CHECK_READY, message, self.now
             )
             changed = changed or transition or not recorded
-            changed = changed or bool(self.status.pop("nominatedClusterNames", None))
+            changed = bool(self.status.pop("nominatedClusterNames", None)) or changed
             self.status["clusterName"] = cluster
             if changed:
                 self.write_status()

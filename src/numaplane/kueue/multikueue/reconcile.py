@@ -69,7 +69,8 @@ def reconcile(
     whose check is Rejected, are left alone; a Workload not owned by a batch/v1 Job, or whose
     Job is not ``managedBy`` MultiKueue, gets its check Rejected; a deleted one has its
     remote objects removed from every connected cluster (R0); the others go through R2–R8.
-    ``dispatcher_state`` holds the incremental dispatcher's rounds (edited in place)."""
+    ``dispatcher_state`` holds the incremental dispatcher's rounds (edited in place; without
+    one every pass starts a new round, so the controller keeps one for its lifetime)."""
     wl = view.local if view.local is not None else view.deleted
     if wl is None:
         return Reconciled()

@@ -202,24 +202,30 @@ class QueueManager:
         """Add or update a workload. A workload that is not pending is removed. Returns whether
         it now waits in a ClusterQueue (its LocalQueue and ClusterQueue exist, the LocalQueue
         is not stopped)."""
-        key = wl.key
-        if not is_pending(wl):
-            self.delete_workload(key)
-            return False
-        self._inflight.pop(key, None)
-        lq_key = local_queue_key(wl.namespace, wl.queue_name)
-        previous = self._assigned.get(key)
-        if previous is not None and previous != lq_key:
-            self.delete_workload(key)
-        self._by_lq.setdefault(lq_key, {})[key] = wl
-        self._assigned[key] = lq_key
-        queue = self._feeding_queue(lq_key)
+        queue = self._file(wl)
         if queue is None:
             return False
         now = self._clock()
         queue.push_or_update(wl, now)
         self._note_backoff(wl, now)
         return True
+
+    def _file(self, wl: Workload) -> PendingWorkloads | None:
+        """File a pending ``wl`` under its LocalQueue (dropping it when it is not pending) and
+        return the ClusterQueue queue that should hold it (None: none does now)."""
+        key = wl.key
+        if not is_pending(wl):
+            self.delete_workload(key)
+            return None
+        self._inflight.pop(key, None)
+        lq_key = local_queue_key(wl.namespace, wl.queue_name)
+        previous = self._assigned.get(key)
+        if previous is not None and previous != lq_key:
+            self.delete_workload(key)
+        # Filed even when its LocalQueue is gone, so the LocalQueue's return adopts it.
+        self._by_lq.setdefault(lq_key, {})[key] = wl
+        self._assigned[key] = lq_key
+        return self._feeding_queue(lq_key)
 
     def delete_workload(self, key: str) -> None:
         """Forget a workload (deleted, reserved, finished or deactivated)."""
@@ -246,19 +252,7 @@ class QueueManager:
         :mod:`numaplane.kueue.queue.cluster_queue`); StrictFIFO ignores ``immediate`` and keeps
         the head in the heap unless the reason is ``NamespaceMismatch``. Returns whether it was
         inserted."""
-        key = wl.key
-        if not is_pending(wl):
-            self.delete_workload(key)
-            return False
-        self._inflight.pop(key, None)
-        lq_key = local_queue_key(wl.namespace, wl.queue_name)
-        previous = self._assigned.get(key)
-        if previous is not None and previous != lq_key:
-            self.delete_workload(key)
-        # Filed even when its LocalQueue is gone, so the LocalQueue's return adopts it.
-        self._by_lq.setdefault(lq_key, {})[key] = wl
-        self._assigned[key] = lq_key
-        queue = self._feeding_queue(lq_key)
+        queue = self._file(wl)
         if queue is None:
             return False
         now = self._clock()

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from numaplane.kube.client import KubeClient
-from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.errors import ApiError
 from numaplane.kube.informer import EventHandler, Informer, object_key
-from numaplane.kube.workqueue import ShutDown, WorkQueue
+from numaplane.kube.workqueue import WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.api.conditions import find_condition, set_condition
 from numaplane.kueue.multikueue import clusterstatus as cs
+from numaplane.kueue.runtime.multikueue.queueworker import serve_queue
 
 log = logging.getLogger(__name__)
 
@@ -146,18 +147,6 @@ class AdmissionCheckController:
         for informer in (self.checks, self.configs, self.clusters):
             await informer.wait_synced()
         try:
-            while True:
-                try:
-                    key = await self.queue.get()
-                except ShutDown:
-                    return
-                try:
-                    await self.reconcile(key)
-                    self.queue.forget(key)
-                except KubeError as err:
-                    log.info("multikueue admission check %s: %s", key, err)
-                    self.queue.add_rate_limited(key)
-                finally:
-                    self.queue.done(key)
+            await serve_queue(self.queue, self.reconcile, "multikueue admission check")
         finally:
             self.queue.shutdown()

@@ -23,14 +23,15 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 from numaplane.kube.client import KubeClient
 from numaplane.kube.config import KubeConfig
 from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer, object_key
-from numaplane.kube.workqueue import ShutDown, WorkQueue
+from numaplane.kube.workqueue import WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.api.conditions import set_condition
 from numaplane.kueue.errors import KueueError
@@ -38,10 +39,12 @@ from numaplane.kueue.multikueue import clusterstatus as cs
 from numaplane.kueue.multikueue import kubeconfig as kc
 from numaplane.kueue.runtime.multikueue.admissioncheck import AdmissionCheckController
 from numaplane.kueue.runtime.multikueue.gc import collect_orphans
+from numaplane.kueue.runtime.multikueue.queueworker import serve_queue
 from numaplane.kueue.runtime.multikueue.remote import (
     ESTABLISH_TIMEOUT_S,
     RemoteCluster,
     connect,
+    probe,
     stop,
     workload_key_of_job,
 )
@@ -86,6 +89,9 @@ class RemoteClusters:
         file_poll_interval: float = FILE_POLL_INTERVAL_S,
         establish_timeout: tuple[float, float] = ESTABLISH_TIMEOUT_S,
         admission_checks: bool = True,
+        health_interval: float = 0.0,
+        health_timeout: float = 10.0,
+        recorder: EventRecorder | None = None,
     ) -> None:
         self.local = local
         self.namespace = namespace
@@ -99,6 +105,13 @@ class RemoteClusters:
         self.path_prefix = path_prefix
         self.file_poll_interval = file_poll_interval
         self.establish_timeout = establish_timeout
+        #: Beyond upstream: every ``health_interval`` seconds (0: never) each connected worker
+        #: must answer a request within ``health_timeout``, or it counts as dropped (a
+        #: partition leaves watches hanging silently; upstream waits for TCP to notice).
+        self.health_interval = health_interval
+        self.health_timeout = health_timeout
+        #: Where the DeprecatedPathUsage warning goes (None: not recorded).
+        self.recorder = recorder
         self.is_local_gone: Callable[[str], bool] = lambda key: False
         #: The manager's MultiKueueClusters, Secrets in ``namespace``, AdmissionChecks and
         #: MultiKueueConfigs (shared with the workload controller: one watch each).
@@ -271,6 +284,11 @@ class RemoteClusters:
         location = kubeconfig_location(obj)
         if location is not None and location[1] == kc.LOCATION_PATH:
             self._watch_file(name, location[0])
+            if not self.validate_paths and self.recorder is not None:
+                about = {**obj, "apiVersion": c.API_VERSION, "kind": "MultiKueueCluster"}
+                self.recorder.event(
+                    about, "Warning", kc.REASON_DEPRECATED_PATH, kc.MESSAGE_DEPRECATED_PATH
+                )
         else:
             self._paths.pop(name, None)
         return load_cluster_config(
@@ -321,12 +339,14 @@ class RemoteClusters:
             for informer in informers:
                 await informer.wait_synced()
             tasks += [
-                asyncio.create_task(self._worker(self.queue, self.reconcile))
+                asyncio.create_task(serve_queue(self.queue, self.reconcile, "multikueue cluster"))
                 for _ in range(WORKERS)
             ]
             tasks.append(asyncio.create_task(self._poll_files(), name="multikueue-files"))
             if self.gc_interval > 0:
                 tasks.append(asyncio.create_task(self._gc_loop(), name="multikueue-gc"))
+            if self.health_interval > 0:
+                tasks.append(asyncio.create_task(self._health_loop(), name="multikueue-health"))
             if self.checks is not None:
                 tasks.append(asyncio.create_task(self.checks.run(), name="multikueue-checks"))
             await asyncio.gather(*tasks)
@@ -339,27 +359,6 @@ class RemoteClusters:
                     await task
             for rc in list(self._remotes.values()):
                 await asyncio.shield(rc.stop_watchers())
-
-    @staticmethod
-    async def _worker(queue: WorkQueue, handler: Callable[[str], Awaitable[None]]) -> None:
-        while True:
-            try:
-                key = await queue.get()
-            except ShutDown:
-                return
-            try:
-                await handler(key)
-                queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except (KubeError, KueueError) as err:
-                log.info("multikueue: syncing %s: %s", key, err)
-                queue.add_rate_limited(key)
-            except Exception:
-                log.exception("multikueue: syncing %s", key)
-                queue.add_rate_limited(key)
-            finally:
-                queue.done(key)
 
     async def _poll_files(self) -> None:
         # Upstream watches the files' directories with fsnotify; a stat poll sees the same
@@ -380,6 +379,23 @@ class RemoteClusters:
                     await self.collect(rc)
                 except KubeError as err:
                     log.info("multikueue cluster %s: garbage collection: %s", rc.name, err)
+
+    async def _health_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.health_interval)
+            connected = [rc for rc in self._remotes.values() if rc.connected]
+            await asyncio.gather(*(self._check(rc) for rc in connected))
+
+    async def _check(self, rc: RemoteCluster) -> None:
+        client, generation = rc.client, rc.generation
+        if client is None or not rc.connected:
+            return
+        try:
+            await probe(client, self.origin, self.health_timeout)
+        except KubeError as err:
+            self._dropped(rc, generation, err)
+        except Exception as err:  # the client closed under the probe by a reconnection
+            log.debug("multikueue cluster %s: connection check: %s", rc.name, err)
 
     async def collect(self, rc: RemoteCluster) -> int:
         """Delete ``rc``'s orphans (see :func:`collect_orphans`); how many."""

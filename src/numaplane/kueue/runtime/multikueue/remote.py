@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from numaplane.kube.client import KubeClient
 from numaplane.kube.config import KubeConfig
-from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.errors import ApiError, KubeConnectionError, KubeError
 from numaplane.kube.informer import Informer
 from numaplane.kueue import constants as c
 
@@ -163,6 +163,19 @@ async def connect(
         raise EstablishTimeoutError(f"{config.server}: watch establishment timed out")
     established = True
     return client, workloads, jobs, tasks
+
+
+async def probe(client: KubeClient, origin: str, timeout: float) -> None:
+    """One cheap request to the worker (a one-item list of our Workloads); raises a
+    :class:`KubeError` when it fails or gets no answer in ``timeout`` seconds (a partitioned
+    worker leaves the watches hanging without an error)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await client.list(c.API_VERSION, "workloads", label_selector=selector(origin), limit=1)
+    except TimeoutError:
+        raise KubeConnectionError(
+            f"{client.config.server}: no answer to the connection check in {timeout:g}s"
+        ) from None
 
 
 def workload_key_of_job(job: Obj) -> str | None:
