@@ -7,12 +7,14 @@ and its final status comes back; the manager's Workload finishes and the copies 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import yaml
 
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.kube.errors import ApiError
@@ -258,5 +260,112 @@ def test_a_job_runs_once_on_the_first_worker_that_admits_it(server: RunningApiSe
             executor = world.multikueue.controller.executor
             assert executor.jobs_created == {winner: 1}
             assert executor.count(mkc.METRIC_ADMITTED, cluster=winner) == 1
+
+    asyncio.run(scenario())
+
+
+async def _break_secret(manager: KubeClient, worker: str) -> None:
+    """Point the worker's kubeconfig at a closed port (upstream's tests break the server)."""
+    secret = await manager.get("v1", "secrets", f"{worker}-secret", "kueue-system")
+    text = base64.b64decode(secret["data"]["kubeconfig"]).decode()
+    config = yaml.safe_load(text)
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:1/clusters/{worker}"
+    secret["data"]["kubeconfig"] = base64.b64encode(yaml.safe_dump(config).encode()).decode()
+    await manager.update("v1", "secrets", secret, "kueue-system")
+
+
+def test_a_lost_admitting_worker_releases_the_quota_and_the_job_moves(
+    server: RunningApiServer,
+) -> None:
+    """SPEC §3.14 and its divergence: after ``workerLostTimeout`` the check goes Retry
+    ("Admitting remote lost"), the manager's Job, whose mirrored status still said a pod
+    runs, counts as inactive, so the Workload is requeued and dispatched to the other
+    worker."""
+
+    async def scenario() -> None:
+        async with _world(server) as world:
+            await world.manager.create("batch/v1", "jobs", _job("moving"), NS)
+
+            async def admitted_on() -> Any:
+                for wl in await _items(world.manager, API, "workloads"):
+                    owners = wl["metadata"].get("ownerReferences") or ()
+                    # An evicted Workload stays Admitted until its quota is released, but
+                    # without a clusterName.
+                    if any(r["name"] == "moving" for r in owners) and (
+                        _condition(wl, "Admitted") == "True"
+                    ):
+                        return wl["status"].get("clusterName")
+                return None
+
+            first = await _until("the first admission", admitted_on)
+
+            async def remote_job() -> dict[str, Any] | None:
+                jobs = await _items(world.workers[first], "batch/v1", "jobs")
+                return next((j for j in jobs if j["metadata"]["name"] == "moving"), None)
+
+            job = await _until("the remote job", remote_job)
+            job["status"] = {"startTime": k.format_time(1_700_000_100), "active": 1, "ready": 1}
+            await world.workers[first].update("batch/v1", "jobs", job, NS, subresource="status")
+
+            async def mirrored() -> bool:
+                local = await world.manager.get("batch/v1", "jobs", "moving", NS)
+                return (local.get("status") or {}).get("active") == 1
+
+            await _until("the running status mirrored", mirrored)
+            await _break_secret(world.manager, first)
+            other = next(w for w in WORKERS if w != first)
+
+            async def moved() -> bool:
+                return bool(await admitted_on() == other)
+
+            await _until("the workload admitted on the other worker", moved)
+            executor = world.multikueue.controller.executor
+            assert executor.jobs_created == {first: 1, other: 1}
+            wls = await _items(world.manager, API, "workloads")
+            (wl,) = [w for w in wls if w["metadata"]["name"].startswith("job-moving-")]
+            (state,) = wl["status"]["admissionChecks"]
+            assert state["message"] == mkc.admitted_on(other)
+
+    asyncio.run(scenario())
+
+
+def test_deleting_the_manager_job_removes_its_objects_on_the_worker(
+    server: RunningApiServer,
+) -> None:
+    """R0: the local Workload goes with its Job; from its last copy the controller deletes
+    the remote Job (ours: origin label) and the remote Workload."""
+
+    async def scenario() -> None:
+        async with _world(server) as world:
+            await world.manager.create("batch/v1", "jobs", _job("doomed"), NS)
+
+            async def remote_job() -> str | None:
+                for worker, client in world.workers.items():
+                    jobs = await _items(client, "batch/v1", "jobs")
+                    if any(j["metadata"]["name"] == "doomed" for j in jobs):
+                        return worker
+                return None
+
+            winner = await _until("the remote job", remote_job)
+            await world.manager.delete(
+                "batch/v1", "jobs", "doomed", NS, propagation_policy="Foreground"
+            )
+
+            async def gone() -> bool:
+                client = world.workers[winner]
+                jobs = await _items(client, "batch/v1", "jobs")
+                wls = await _items(client, API, "workloads")
+                return not any(j["metadata"]["name"] == "doomed" for j in jobs) and not any(
+                    w["metadata"]["name"].startswith("job-doomed-") for w in wls
+                )
+
+            await _until("the remote objects removed", gone)
+            controller = world.multikueue.controller
+
+            async def forgotten() -> bool:
+                return not controller.deleted
+
+            # The last copy is kept only until its remote objects are gone.
+            await _until("the last copy dropped", forgotten)
 
     asyncio.run(scenario())

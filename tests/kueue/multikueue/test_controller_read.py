@@ -1,6 +1,7 @@
 """What the MultiKueue workload controller reads and decides without the API: the workload's
 MultiKueue check, its Job, the per-cluster view it hands the pure reconciler, and the
-lost-worker divergence (SPEC §3.14) that clears the local Job's mirrored pod counters."""
+lost-worker divergence (SPEC §3.14) that clears the local Job's mirrored pod counters (which
+test_controller.py sees work end to end)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ import pytest
 
 from numaplane.kueue import constants as c
 from numaplane.kueue.multikueue import constants as mkc
-from numaplane.kueue.runtime.multikueue.execute import inactive_job, lost_worker_retry
+from numaplane.kueue.runtime.multikueue.execute import (
+    has_active_counters,
+    holds_quota,
+    lost_worker_retry,
+)
 from numaplane.kueue.runtime.multikueue.groupread import (
+    check_state,
     config_clusters,
     group_view,
     multikueue_check,
@@ -81,6 +87,12 @@ CHECK_CASES = (
 def test_the_multikueue_check_of_a_workload(case: CheckCase) -> None:
     ref = multikueue_check(_workload(*case.checks), CHECKS.get)
     assert (None if ref is None else (ref.check, ref.config)) == case.expected
+
+
+def test_the_state_of_a_named_check() -> None:
+    wl = _workload(("prov", "Ready", ""), ("mk", "Rejected", "no"))
+    assert check_state(wl, "mk") == "Rejected"
+    assert check_state(wl, "other") == ""
 
 
 def test_the_owner_job_must_still_have_the_owners_uid() -> None:
@@ -159,8 +171,12 @@ def test_only_a_lost_admitting_worker_counts_as_proof_nothing_runs(case: LostCas
     assert lost_worker_retry(before, after, "mk") is case.lost
 
 
-def test_the_mirrored_pod_counters_are_cleared_and_the_rest_kept() -> None:
-    job: Obj = {"metadata": {"name": "j"}, "status": {"active": 2, "ready": 1, "succeeded": 3}}
-    assert inactive_job(job) == {"metadata": {"name": "j"}, "status": {"succeeded": 3}}
-    assert job["status"]["active"] == 2
-    assert inactive_job({"status": {"active": 0, "succeeded": 1}}) is None
+def test_the_clear_is_kept_up_while_the_workload_holds_quota() -> None:
+    assert has_active_counters({"status": {"active": 1}})
+    assert has_active_counters({"status": {"terminating": 2}})
+    assert not has_active_counters({"status": {"active": 0, "succeeded": 1}})
+    reserved = {"status": {"conditions": [{"type": "QuotaReserved", "status": "True"}]}}
+    released = {"status": {"conditions": [{"type": "QuotaReserved", "status": "False"}]}}
+    assert holds_quota(reserved)
+    assert not holds_quota(released)
+    assert not holds_quota(None)

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from numaplane.kube.client import KubeClient
@@ -23,11 +23,13 @@ from numaplane.kube.errors import KubeError
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer
 from numaplane.kube.workqueue import ExponentialRateLimiter, ShutDown, WorkQueue
+from numaplane.kueue import constants as c
 from numaplane.kueue.errors import KueueError
 from numaplane.kueue.multikueue import DispatchState, ReconcileOptions, reconcile
 from numaplane.kueue.runtime.multikueue.execute import Executor
 from numaplane.kueue.runtime.multikueue.groupread import (
     RemoteLike,
+    check_state,
     config_clusters,
     group_view,
     is_deleting,
@@ -96,6 +98,7 @@ class WorkloadController:
         configs.add_handler(
             EventHandler(self._config_added, self._config_updated, self._config_added)
         )
+        jobs.add_handler(EventHandler(self._job_changed, self._job_updated, self._job_changed))
 
     # ----- triggers ------------------------------------------------------------------------
 
@@ -110,6 +113,15 @@ class WorkloadController:
         if multikueue_check(obj, self.checks.get_by_key) is not None:
             self.deleted[key] = obj
         self.queue.add(key)
+
+    def _job_changed(self, obj: Obj) -> None:
+        # Only a Job whose mirrored counters are kept cleared (see execute's module doc).
+        workload = self.executor.to_clear.get(object_key(obj))
+        if workload is not None:
+            self.queue.add(workload)
+
+    def _job_updated(self, old: Obj, new: Obj) -> None:
+        self._job_changed(new)
 
     def _check_added(self, obj: Obj) -> None:
         self._requeue_check(str((obj.get("metadata") or {}).get("name") or ""))
@@ -165,13 +177,6 @@ class WorkloadController:
         local = self.workloads.get_by_key(key)
         return local is None or is_deleting(local)
 
-    def keys_of_cluster(self, cluster: str) -> Iterable[str]:
-        """The keys of local workloads whose config lists ``cluster``."""
-        for wl in self.workloads.list():
-            ref = multikueue_check(wl, self.checks.get_by_key)
-            if ref is not None and cluster in config_clusters(self.configs.get_by_key(ref.config)):
-                yield object_key(wl)
-
     # ----- running -------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -220,6 +225,9 @@ class WorkloadController:
         if ref is None:
             self.deleted.pop(key, None)
             return
+        if check_state(source, ref.check) == c.CHECK_REJECTED and local is not None:
+            # upstream leaves a Rejected workload alone before reading its config.
+            return
         config = self.configs.get_by_key(ref.config) if ref.config else None
         if config is None and local is not None:
             # upstream: the config cannot be read → the reconcile fails and is retried.
@@ -240,7 +248,8 @@ class WorkloadController:
             done.actions,
             check=ref.check,
             local_workload=view.local,
-            local_job=lambda: None if job_key is None else self.jobs.get_by_key(job_key),
+            job_key=job_key,
+            local_job=None if job_key is None else self.jobs.get_by_key(job_key),
         )
         if done.error:
             raise KueueError(done.error)

@@ -7,14 +7,20 @@ SPEC §3.14, an intentional divergence from upstream: when the MultiKueue check 
 because the admitting worker was lost, upstream leaves the manager's Job with the last mirrored
 ``status.active`` and so its quota reserved forever (nothing mirrors from an unreachable
 worker). Here the lost worker counts as proof that nothing runs: the local Job's mirrored
-active/ready/terminating counters are cleared with the check's write, so Kueue's job reconciler
-sees the stopped Job inactive and releases the quota (as upstream PR #15682 converges to).
+active/ready/terminating counters are cleared after the check's write (a merge patch of the
+status subresource: Kueue's job reconciler suspends the Job at the same moment, and a write with
+the cached resourceVersion would lose that race), so the job reconciler sees the stopped Job
+inactive and releases the quota (as upstream PR #15682 converges to). The pure reconciler asks
+for the same (``stop_local_job``) with the cached resourceVersion; here the clear is kept up
+until the Workload's quota is released, because Kueue's own stop of the Job writes the Job's
+status from its cache (clearing ``startTime``) and can put the old counters back.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from numaplane.kube.client import KubeClient
@@ -36,6 +42,8 @@ from numaplane.kueue.multikueue import (
 )
 from numaplane.kueue.multikueue import constants as mkc
 from numaplane.kueue.runtime.multikueue.remote import remove_remote_objects
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 JOBS: Final = ("batch/v1", "jobs")
@@ -75,14 +83,28 @@ def lost_worker_retry(
     )
 
 
-def inactive_job(job: Mapping[str, Any]) -> Obj | None:
-    """``job`` with its mirrored pod counters cleared, or None when none is set."""
-    status = dict(job.get("status") or {})
-    if not any(status.get(name) for name in ACTIVE_COUNTERS):
-        return None
-    for name in ACTIVE_COUNTERS:
-        status.pop(name, None)
-    return {**job, "status": status}
+def has_active_counters(job: Mapping[str, Any]) -> bool:
+    """Whether ``job``'s status says some pod is active, ready or terminating."""
+    status = job.get("status") or {}
+    return any(status.get(name) for name in ACTIVE_COUNTERS)
+
+
+def holds_quota(workload: Mapping[str, Any] | None) -> bool:
+    """Whether ``workload`` (None: gone) still has ``QuotaReserved=True``."""
+    for cond in ((workload or {}).get("status") or {}).get("conditions") or ():
+        if cond.get("type") == c.QUOTA_RESERVED:
+            return bool(cond.get("status") == "True")
+    return False
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """``namespace/name``."""
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+#: The merge patch that clears them (null deletes a field).
+CLEAR_ACTIVE: Final = {"status": dict.fromkeys(ACTIVE_COUNTERS)}
 
 
 class Executor:
@@ -105,6 +127,9 @@ class Executor:
         self.counters: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
         #: Every remote Job created, by ``cluster`` (for tests and the benchmark).
         self.jobs_created: Counter[str] = Counter()
+        #: Local Jobs (``namespace/name``) whose mirrored pod counters are kept cleared until
+        #: their Workload (the value) no longer holds quota.
+        self.to_clear: dict[str, str] = {}
 
     def count(self, name: str, **labels: str) -> int:
         """The counter ``name`` summed over the series whose labels include ``labels``."""
@@ -126,18 +151,23 @@ class Executor:
         *,
         check: str,
         local_workload: Obj | None,
-        local_job: Callable[[], Obj | None],
+        job_key: str | None,
+        local_job: Obj | None,
     ) -> None:
-        """Make ``actions``; ``local_job`` reads the manager's Job fresh from the cache (for
-        the lost-worker divergence of the module doc)."""
+        """Make ``actions``; ``job_key`` names the manager's Job and ``local_job`` is its
+        cached copy (for the lost-worker divergence of the module doc)."""
+        if job_key is not None and job_key in self.to_clear:
+            if not holds_quota(local_workload):
+                del self.to_clear[job_key]
+            elif local_job is None or has_active_counters(local_job):
+                await self._clear(job_key)
         for action in actions:
             if isinstance(action, UpdateLocalWorkloadStatus):
                 await self._write_status(self.local, WORKLOADS, action.obj)
-                if lost_worker_retry(local_workload, action.obj, check):
-                    job = local_job()
-                    cleared = None if job is None else inactive_job(job)
-                    if cleared is not None:
-                        await self._write_status(self.local, JOBS, cleared)
+                if job_key is not None and lost_worker_retry(local_workload, action.obj, check):
+                    log.info("multikueue: %s lost its worker: clearing %s", check, job_key)
+                    self.to_clear[job_key] = object_key(action.obj)
+                    await self._clear(job_key)
             elif isinstance(action, UpdateLocalJobStatus):
                 await self._write_status(self.local, JOBS, action.obj)
             elif isinstance(action, CreateRemoteWorkload):
@@ -162,6 +192,16 @@ class Executor:
                 self.recorder.event(action.obj, action.type, action.reason, action.message)
             elif isinstance(action, CountMetric):
                 self.counters[(action.name, action.labels)] += 1
+
+    async def _clear(self, job_key: str) -> None:
+        namespace, _, name = job_key.partition("/")
+        try:
+            await self.local.patch(
+                *JOBS, name, CLEAR_ACTIVE, namespace, subresource="status", decode=False
+            )
+        except ApiError as err:
+            if not err.is_not_found:
+                raise
 
     async def _write_status(self, client: KubeClient, what: tuple[str, str], obj: Obj) -> None:
         await client.update(*what, obj, _ns(obj), subresource="status", decode=False)

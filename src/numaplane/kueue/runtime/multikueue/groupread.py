@@ -83,6 +83,14 @@ def multikueue_check(workload: Mapping[str, Any], checks: Lookup) -> CheckRef | 
     return None
 
 
+def check_state(workload: Mapping[str, Any], check: str) -> str:
+    """The state of admission check ``check`` on ``workload`` ("" when it has none)."""
+    for state in (workload.get("status") or {}).get("admissionChecks") or ():
+        if state.get("name") == check:
+            return str(state.get("state") or "")
+    return ""
+
+
 def config_clusters(config: Mapping[str, Any] | None) -> tuple[str, ...]:
     """A MultiKueueConfig's ``spec.clusters`` in order (none when the config is missing)."""
     if config is None:

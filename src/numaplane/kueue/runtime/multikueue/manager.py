@@ -29,6 +29,9 @@ from numaplane.kueue.runtime.multikueue.controller import (
 
 log = logging.getLogger(__name__)
 
+#: Beyond upstream (see ``RemoteClusters.health_interval``): how often each connected worker
+#: must answer, so that a partitioned worker counts as lost without waiting for TCP.
+HEALTH_INTERVAL_S: Final = 5.0
 #: What MultiKueue needs served besides Kueue's own kinds.
 RESOURCES: Final = ("multikueueconfigs", "multikueueclusters")
 
@@ -59,6 +62,7 @@ class MultiKueue:
         clock: Callable[[], float] = time.time,
         events_batch_period: float = EVENTS_BATCH_PERIOD_S,
         workers: int = 4,
+        health_interval: float = HEALTH_INTERVAL_S,
     ) -> None:
         self.informers = informers
         self.remotes = RemoteClusters(
@@ -69,6 +73,7 @@ class MultiKueue:
             gc_interval=config.gc_interval,
             on_remote_change=lambda cluster, key: self.controller.on_remote_change(cluster, key),
             on_cluster_change=lambda cluster: self.controller.on_cluster_change(cluster),
+            health_interval=health_interval,
         )
         self.controller = WorkloadController(
             client,
