@@ -453,8 +453,13 @@ async def measure(server: Any, scenario: Scenario, args: argparse.Namespace) -> 
         figures["create_s"] = round(time.perf_counter() - began, 1)
         expected = len(scenario.jobs)
         watch.last = time.perf_counter()
+        said = time.perf_counter()
         while len(watch.admitted) < expected and time.perf_counter() - watch.last < args.quiet_s:
             await asyncio.sleep(0.5)
+            if time.perf_counter() - said > 30:
+                said = time.perf_counter()
+                progress = f"reserved {len(watch.reserved)}, admitted {len(watch.admitted)}"
+                print(f"multikueue bench: {progress} of {expected}", file=sys.stderr)
         start = min(watch.reserved.values(), default=0.0)
         span = watch.last - start if watch.admitted else 0.0
         latencies = [
