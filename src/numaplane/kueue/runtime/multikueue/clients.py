@@ -266,8 +266,12 @@ class RemoteClusters:
         await self._write_status(obj, cs.CONNECTED)
 
     async def _disconnect(self, rc: RemoteCluster) -> None:
+        # Disconnected before the watchers stop: while they stop (an await) a reconcile must
+        # not read a connected cluster without caches, which looks like its copies are gone
+        # and requeues the Workloads at once instead of after workerLostTimeout.
+        was = rc.mark_disconnected(self.clock())
         await rc.stop_watchers()
-        if rc.mark_disconnected(self.clock()):
+        if was:
             self.on_cluster_change(rc.name)
 
     async def _forget(self, name: str) -> None:
