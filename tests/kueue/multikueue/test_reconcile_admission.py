@@ -206,6 +206,24 @@ CASES = (
         requeue=300.0,
     ),
     Case(
+        name="R6b a stale copy admitted earlier on a returning worker loses to the recorded one",
+        view=view(
+            local(
+                ADMITTED,
+                checks=[check(state="Ready", message=ADMITTED_ON_2)],
+                clusterName="worker2",
+            ),
+            cluster("worker1", admitted_copy(DISPATCHED, at=T0 + 1), worker_job(active=1)),
+            cluster("worker2", admitted_copy(RUNNING, at=T0 + 9), worker_job(active=1, ready=1)),
+            job=local_job(suspend=False),
+        ),
+        want=(
+            removed("worker1"),
+            UpdateLocalJobStatus({**local_job(suspend=False), "status": {"active": 1, "ready": 1}}),
+        ),
+        requeue=300.0,
+    ),
+    Case(
         name="C4 clusterName cleared by hand while Ready: written back, check and event as is",
         view=view(
             local(ADMITTED, checks=[READY_CHECK]),

@@ -182,13 +182,26 @@ class GroupPass:
                 self.emit(UpdateRemoteWorkload(cluster, with_priority_of(self.wl, remote)))
             else:
                 self.remove(cluster)
-        admitting = earliest_true(self.copies(), ADMITTED)  # R6
+        admitting = earliest_true(self.contenders(), ADMITTED)  # R6
         if admitting is not None:
             self.converge(admitting)
         elif self.check_state == CHECK_READY:
             self.admitting_gone()
         else:
             self.nominate(state)
+
+    def contenders(self) -> list[tuple[str, Obj | None]]:
+        """The copies that may be the admitting one (R6). Beyond upstream's
+        ``bestMatchByCondition``: once the check is Ready on a recorded cluster, only that
+        cluster's copy is. A stale copy admitted earlier on a worker that comes back from an
+        outage (the workload ran again elsewhere meanwhile) is a loser to delete (SPEC §3.15),
+        not the winner: upstream picks it and then fails on the immutable clusterName on every
+        reconcile, leaving the manager mirroring nothing."""
+        recorded = self.status.get("clusterName")
+        copies = list(self.copies())
+        if recorded and self.check_state == CHECK_READY:
+            return [(cluster, remote) for cluster, remote in copies if cluster == recorded]
+        return copies
 
     def remote_finished(self) -> bool:
         """R3: a copy finished on its worker finishes the local workload (never OutOfSync)."""
