@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from numaplane.kube import KubeconfigError, load_kubeconfig
+from numaplane.kube import KubeconfigError, load_kubeconfig, load_kubeconfig_text
 
 
 def b64(data: bytes) -> str:
@@ -69,6 +69,18 @@ def test_files_are_relative_to_the_kubeconfig_and_a_context_can_be_named(tmp_pat
     assert config.ca_pem == b"CAFILE"
     assert config.token == "from-file"
     assert config.namespace == "o"
+
+
+def test_text_reads_as_the_file_does_and_errors_name_its_source(tmp_path: Path) -> None:
+    (tmp_path / "ca.crt").write_bytes(b"CAFILE")
+    doc = kubeconfig(cluster={"certificate-authority": "ca.crt"})
+    path = write(tmp_path / "kc", doc)
+    from_text = load_kubeconfig_text(path.read_text(), str(path))
+    assert from_text == load_kubeconfig(path)
+    assert from_text.ca_pem == b"CAFILE"
+    with pytest.raises(KubeconfigError) as err:
+        load_kubeconfig_text(yaml.safe_dump(kubeconfig(current="nope")), "secret ns/w1")
+    assert str(err.value) == "secret ns/w1: contexts: context 'nope' not found"
 
 
 def test_kubeconfig_env_merges_first_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ one) only through this package, never through ``numaplane.apiserver``.
 """
 
 from numaplane.kube.client import KubeClient, WatchEvent, resource_path
-from numaplane.kube.config import KubeConfig, load_kubeconfig
+from numaplane.kube.config import KubeConfig, load_kubeconfig, load_kubeconfig_text
 from numaplane.kube.errors import ApiError, KubeconfigError, KubeConnectionError, KubeError
 
 __all__ = [
@@ -17,5 +17,6 @@ __all__ = [
     "KubeconfigError",
     "WatchEvent",
     "load_kubeconfig",
+    "load_kubeconfig_text",
     "resource_path",
 ]

@@ -80,6 +80,10 @@ def _read(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise KubeconfigError(str(path), f"cannot read: {err.strerror or err}") from None
+    return _parse(text, path)
+
+
+def _parse(text: str, path: Path) -> dict[str, Any]:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -132,14 +136,26 @@ def load_kubeconfig(path: Path | str | None = None, *, context: str | None = Non
     """The connection settings of ``context`` (default: the current context) in the kubeconfig
     at ``path`` (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
     paths = [Path(path)] if path is not None else default_paths()
+    docs = [(_read(p), p) for p in paths if path is not None or p.exists()]
+    return _resolve(docs, str(paths[0]), context)
+
+
+def load_kubeconfig_text(text: str, source: str, *, context: str | None = None) -> KubeConfig:
+    """As :func:`load_kubeconfig`, for a kubeconfig held in memory (a Secret's data, a file
+    read elsewhere): ``source`` names it in errors, and file paths in it are relative to
+    ``source``'s directory."""
+    return _resolve([(_parse(text, Path(source)), Path(source))], source, context)
+
+
+def _resolve(
+    docs: list[tuple[dict[str, Any], Path]], source: str, context: str | None
+) -> KubeConfig:
+    # The merged documents' chosen context, as clientcmd merges them (the first wins).
     clusters: dict[str, tuple[dict[str, Any], Path]] = {}
     users: dict[str, tuple[dict[str, Any], Path]] = {}
     contexts: dict[str, tuple[dict[str, Any], Path]] = {}
     current = ""
-    for p in paths:
-        if path is None and not p.exists():
-            continue
-        doc = _read(p)
+    for doc, p in docs:
         for name, entry in _named(doc, "clusters", p).items():
             clusters.setdefault(name, entry)
         for name, entry in _named(doc, "users", p).items():
@@ -147,7 +163,6 @@ def load_kubeconfig(path: Path | str | None = None, *, context: str | None = Non
         for name, entry in _named(doc, "contexts", p).items():
             contexts.setdefault(name, entry)
         current = current or str(doc.get("current-context") or "")
-    source = str(paths[0])
     chosen = context or current
     if not chosen:
         raise KubeconfigError(source, "no context chosen and none current", "current-context")

@@ -81,6 +81,7 @@ class Informer:
         page_size: int = 500,
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
+        on_error: Callable[[KubeError], None] | None = None,
     ) -> None:
         self.client = client
         self.api_version = api_version
@@ -92,6 +93,9 @@ class Informer:
         # client-go's reflector backs off 800ms doubling to 30s between failed list/watch calls.
         self._backoff_initial = backoff_initial
         self._backoff_max = backoff_max
+        # Told of every failed list or watch (not of a 410, which only relists): what watches
+        # a remote cluster uses it to see the connection drop (MultiKueue's "watch ended").
+        self._on_error = on_error
         self._store: dict[str, Obj] = {}
         self._handlers: builtins.list[EventHandler] = []
         self._synced = asyncio.Event()
@@ -161,10 +165,19 @@ class Informer:
                     self._rv = ""
                     continue
                 log.warning("%s: list/watch failed: %s", self.resource, err)
+                self._failed(err)
             except KubeError as err:
                 log.info("%s: list/watch failed: %s", self.resource, err)
+                self._failed(err)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self._backoff_max)
+
+    def _failed(self, err: KubeError) -> None:
+        if self._on_error is not None:
+            try:
+                self._on_error(err)
+            except Exception:
+                log.exception("%s: error handler failed", self.resource)
 
     async def _relist(self) -> None:
         items, rv = await self.client.list_all(
