@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("apiserver", "apiserver"),
     ("controllers", "controllers"),
     ("kueue", "kueue"),
+    ("multikueue", "multikueue"),
     ("up", "up"),
 )
 

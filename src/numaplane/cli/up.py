@@ -2,6 +2,13 @@
 also run alone: ``numaplane apiserver``, then (once it answers ``/readyz`` and the
 NodeResourceTopology and Kueue CRDs are installed) ``numaplane controllers``, ``numaplane
 kueue``, a node agent for this host and the simulated nodes' agents.
+(Over 400 lines: the command's options, their checks and the supervisor loop read as one.)
+
+With ``--multikueue-workers N`` the API server also serves logical clusters ``worker1`` ..
+``workerN``, each with its own controllers, Kueue and (``--worker-simulated-nodes``) simulated
+nodes: the MultiKueue workers of this manager. Each worker's kubeconfig is made as
+``numaplane multikueue add-worker`` makes it and stored in the manager's Kueue namespace as
+Secret ``workerK-secret``; the MultiKueueConfig and MultiKueueClusters are left to the user.
 
 A child that dies is reported in one line and restarted with backoff (1 s doubling to 30 s);
 one that exits with status 2 (an input error: a bad flag or file, which a restart cannot mend)
@@ -31,6 +38,12 @@ import click
 
 from numaplane.agent.cluster.nrtcrd import ensure_nrt_crd
 from numaplane.cli.supervisor import Child, Component, Supervisor, last_line
+from numaplane.cli.upworkers import (
+    WORKER_PREFIX,
+    numaplane_argv,
+    set_up_workers,
+    worker_components,
+)
 from numaplane.errors import InputError, NumaplaneError
 from numaplane.kube import KubeClient
 from numaplane.kube.config import load_kubeconfig
@@ -61,16 +74,27 @@ class UpOptions:
     #: Run Kueue (its CRDs installed on start, Job defaulting in the API server).
     kueue: bool = True
     kueue_config: Path | None = None
+    #: MultiKueue workers (logical clusters ``worker1`` ...) and each one's simulated nodes.
+    multikueue_workers: int = 0
+    worker_simulated_nodes: int = 0
 
     @property
     def kubeconfig(self) -> Path:
         """The admin kubeconfig the API server writes."""
         return self.data_dir / "admin.kubeconfig"
 
+    @property
+    def workers(self) -> tuple[str, ...]:
+        """The MultiKueue workers' logical cluster names."""
+        return tuple(f"{WORKER_PREFIX}{i}" for i in range(1, self.multikueue_workers + 1))
+
+    def worker_kubeconfig(self, worker: str) -> Path:
+        """The admin kubeconfig the API server writes for logical cluster ``worker``."""
+        return self.data_dir / f"{worker}.kubeconfig"
+
 
 def _numaplane(*args: str) -> tuple[str, ...]:
-    # The same interpreter (and so the same installation and PYTHONPATH) as this process.
-    return (sys.executable, "-m", "numaplane.cli.main", *args)
+    return numaplane_argv(*args)
 
 
 def split_nodes(total: int, machines: int) -> list[int]:
@@ -136,6 +160,8 @@ def components(options: UpOptions) -> list[Component]:
             str(options.data_dir / prefix),
         )
         found.append(Component(prefix, _numaplane(*argv)))
+    for worker in options.workers:
+        found += worker_components(options, worker)
     return found
 
 
@@ -146,6 +172,8 @@ def apiserver_component(options: UpOptions) -> Component:
     if options.kueue:
         # Kueue's Job webhook: a Job with a queue-name label is created suspended.
         argv.append("--kueue-job-defaulting")
+    for worker in options.workers:
+        argv += ["--cluster", worker]
     if options.verbose:
         argv.append("-v")
     return Component("apiserver", _numaplane(*argv))
@@ -242,6 +270,8 @@ def run_up(options: UpOptions, say: Callable[[str], None] = click.echo) -> int:
         if options.kueue:
             # As Kueue's installation does: its CRDs before its controller starts.
             asyncio.run(_install_crds(options.kubeconfig, kueue=True))
+        if options.workers:
+            asyncio.run(set_up_workers(options, say))
         say(f"numaplane up: serving {url} (data in {data_dir})")
         say(f"kubeconfig: {options.kubeconfig}")
         say(f"export KUBECONFIG={options.kubeconfig}")
@@ -287,6 +317,7 @@ Examples:
       --machine dual-socket-ht
   numaplane up --data-dir ./b --node none --simulated-nodes 100 --port 0 \\
       --machine dual-socket-multi-numa --machine dual-socket-multi-numa-large
+  numaplane up --data-dir ./mk --node none --multikueue-workers 2 --worker-simulated-nodes 1
 """
 )
 @click.option(
@@ -357,6 +388,22 @@ Examples:
     help="Kueue's Configuration YAML for numaplane kueue (default: upstream's defaults).",
 )
 @click.option(
+    "--multikueue-workers",
+    type=click.IntRange(0, 100),
+    default=0,
+    show_default=True,
+    help="MultiKueue workers: logical clusters worker1..N of the same API server, each with "
+    "its controllers and Kueue; Secret workerK-secret in the manager's Kueue namespace holds "
+    "each one's kubeconfig.",
+)
+@click.option(
+    "--worker-simulated-nodes",
+    type=click.IntRange(0, 10_000),
+    default=0,
+    show_default=True,
+    help="Simulated nodes of each MultiKueue worker (the first --machine shape).",
+)
+@click.option(
     "-v", "--verbose", is_flag=True, help="The API server and controllers log at INFO level."
 )
 def up(
@@ -371,6 +418,8 @@ def up(
     no_numa_filter: bool,
     no_kueue: bool,
     kueue_config: Path | None,
+    multikueue_workers: int,
+    worker_simulated_nodes: int,
     verbose: bool,
 ) -> None:
     """Start a whole cluster: API server, controllers (scheduler, Job controller), Kueue, this
@@ -382,6 +431,10 @@ def up(
             raise InputError("--kueue-config", "given with --no-kueue")
         # Read now, so that a bad file stops up at once with its one-line error.
         load_config(kueue_config)
+    if multikueue_workers and no_kueue:
+        raise InputError("--multikueue-workers", "given with --no-kueue")
+    if worker_simulated_nodes and not multikueue_workers:
+        raise InputError("--worker-simulated-nodes", "given without --multikueue-workers")
     options = UpOptions(
         data_dir=_absolute(data_dir),
         port=port,
@@ -395,5 +448,7 @@ def up(
         verbose=verbose,
         kueue=not no_kueue,
         kueue_config=_absolute(kueue_config) if kueue_config else None,
+        multikueue_workers=multikueue_workers,
+        worker_simulated_nodes=worker_simulated_nodes,
     )
     sys.exit(run_up(options))
