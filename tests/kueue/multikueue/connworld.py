@@ -18,6 +18,7 @@ import yaml
 
 from numaplane.kube import KubeClient, load_kubeconfig
 from numaplane.kube.errors import ApiError
+from numaplane.kube.events import EventRecorder
 from numaplane.kueue.runtime.install import install_kueue_crds
 from numaplane.kueue.runtime.multikueue import RemoteClusters
 from numaplane.testing import kueue_objects as objects
@@ -247,7 +248,9 @@ async def manager(server: RunningApiServer, cluster: str, **options: Any) -> Asy
             await client.create("v1", "namespaces", objects.namespace(NAMESPACE))
         changes: list[str] = []
         remote_changes: list[tuple[str, str]] = []
+        recorder = EventRecorder(client, "multikueue-test")
         defaults: dict[str, Any] = {
+            "recorder": recorder,
             "origin": ORIGIN,
             "gc_interval": 0.0,
             "retry_base": 0.2,
@@ -263,6 +266,7 @@ async def manager(server: RunningApiServer, cluster: str, **options: Any) -> Asy
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+            await recorder.close(timeout=2.0)
     await asyncio.sleep(0.25)  # TLS shutdown of the closed connections
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +36,12 @@ from tests.kueue.multikueue.connworld import (
     mk_config,
     run,
     until,
+    with_host,
 )
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
-MANAGERS = ("a1", "a2", "a4", "a5", "gc")
+MANAGERS = ("a1", "a2", "a4", "a5", "gc", "never")
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,8 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
     server: RunningApiServer, worker_kubeconfig: str
 ) -> None:
     async def scenario() -> None:
-        async with manager(server, "a1") as m:
+        # Retries 1 s apart: the test sees the first attempt of a rotated kubeconfig.
+        async with manager(server, "a1", retry_base=1.0) as m:
             await m.create(API, "admissionchecks", admission_check("testing-ac", "testing-config"))
             await m.until_condition(
                 "admissionchecks",
@@ -147,6 +150,16 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
             assert rc.lost_since == lost
             assert m.clusters.get("testing-cluster") is rc
 
+            # A rotated kubeconfig (still broken) starts the attempts over.
+            await m.put_secret("testing-secret", with_host(worker_kubeconfig, "127.0.0.1:2"))
+
+            def rotated(found: tuple[str, str, str]) -> bool:
+                seen = ATTEMPTS.search(found[2])
+                return "127.0.0.1:2" in found[2] and seen is not None and seen.group(1) == "1"
+
+            await m.until_active("multikueueclusters", "testing-cluster", rotated)
+            assert rc.lost_since == lost
+
             # Restore: connected again, the loss and the attempts forgotten.
             await m.put_secret("testing-secret", worker_kubeconfig)
             await m.until_condition(
@@ -176,6 +189,28 @@ def test_a1_secret_kubeconfig_activeness_break_and_restore(
     run(scenario())
 
 
+def test_a_never_connected_cluster_is_lost_since_its_client_was_made(
+    server: RunningApiServer, worker_kubeconfig: str
+) -> None:
+    async def scenario() -> None:
+        async with manager(server, "never") as m:
+            await m.put_secret("w", broken(worker_kubeconfig))
+            before = time.time()
+            await m.create(API, "multikueueclusters", mk_cluster("w", "w"))
+            await m.until_active(
+                "multikueueclusters", "w", lambda f: f[1] == "ClientConnectionFailed"
+            )
+            rc = m.clusters.get("w")
+            assert rc is not None
+            assert not rc.connected
+            assert rc.lost_since is not None
+            assert before <= rc.lost_since <= time.time()
+            # Never connected: no change of connectivity to report.
+            assert "w" not in m.changes
+
+    run(scenario())
+
+
 # ----- A2 / A4: kubeconfig files ------------------------------------------------------------
 
 
@@ -199,6 +234,23 @@ def test_a2_a4_kubeconfig_files_missing_written_and_insecure(
                     f"load client config failed: open {good}: no such file or directory",
                 ),
             )
+
+            # Without path validation, upstream warns on the cluster (deprecated behaviour).
+            async def warned() -> bool | None:
+                events = (await m.client.list("v1", "events"))["items"]
+                return (
+                    True
+                    if any(
+                        e.get("reason") == "DeprecatedPathUsage"
+                        and e["involvedObject"].get("name") == "file-cluster"
+                        and e["involvedObject"].get("kind") == "MultiKueueCluster"
+                        and e.get("type") == "Warning"
+                        for e in events
+                    )
+                    else None
+                )
+
+            await until(warned, "DeprecatedPathUsage event")
             # The file appears: no object changed, the file watch reconciles the cluster.
             good.write_text(worker_kubeconfig)
             await m.until_condition(

@@ -105,6 +105,12 @@ REFUSED = [
         "untrusted server endpoint",
     ),
     Refused(
+        "empty",
+        "",
+        "invalid configuration: no configuration has been provided, "
+        "try setting KUBERNETES_MASTER environment variable",
+    ),
+    Refused(
         "not yaml",
         "clusters: [",
         "failed to parse kubeconfig(apiconfig): ",

@@ -40,6 +40,15 @@ SECRET_KEY: Final = "kubeconfig"
 LOCATION_SECRET: Final = "Secret"
 LOCATION_PATH: Final = "Path"
 
+#: The Warning event on a MultiKueueCluster using a Path without path validation.
+REASON_DEPRECATED_PATH: Final = "DeprecatedPathUsage"
+MESSAGE_DEPRECATED_PATH: Final = (
+    "Using locationType=Path without MultiKueueKubeConfigPathValidation feature gate is "
+    "deprecated and will be removed in a future release. Enable the "
+    "MultiKueueKubeConfigPathValidation feature gate and place kubeconfig files under "
+    "/etc/multikueue/kubeconfigs/."
+)
+
 _NOT_UNDER_PREFIX: Final = "kubeconfig path is not under the allowed prefix"
 _DNS1123_LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN: Final = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
@@ -248,6 +257,12 @@ def parse_worker_kubeconfig(text: str, *, source: str) -> KubeConfig:
         doc = {}
     if not isinstance(doc, Mapping):
         raise _insecure("failed to parse kubeconfig(apiconfig): not a kubeconfig mapping")
+    if not doc.get("clusters") and not doc.get("contexts") and not doc.get("users"):
+        # clientcmd's answer for an empty kubeconfig (an empty Secret key, say).
+        raise _insecure(
+            "invalid configuration: no configuration has been provided, "
+            "try setting KUBERNETES_MASTER environment variable"
+        )
     _check_document(doc)
     _check_chosen(doc)
     try:

@@ -29,6 +29,7 @@ from typing import Any, Final
 from numaplane.kube.client import KubeClient
 from numaplane.kube.config import KubeConfig
 from numaplane.kube.errors import ApiError, KubeError
+from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer, object_key
 from numaplane.kube.workqueue import WorkQueue
 from numaplane.kueue import constants as c
@@ -90,6 +91,7 @@ class RemoteClusters:
         admission_checks: bool = True,
         health_interval: float = 0.0,
         health_timeout: float = 10.0,
+        recorder: EventRecorder | None = None,
     ) -> None:
         self.local = local
         self.namespace = namespace
@@ -108,6 +110,8 @@ class RemoteClusters:
         #: partition leaves watches hanging silently; upstream waits for TCP to notice).
         self.health_interval = health_interval
         self.health_timeout = health_timeout
+        #: Where the DeprecatedPathUsage warning goes (None: not recorded).
+        self.recorder = recorder
         self.is_local_gone: Callable[[str], bool] = lambda key: False
         #: The manager's MultiKueueClusters, Secrets in ``namespace``, AdmissionChecks and
         #: MultiKueueConfigs (shared with the workload controller: one watch each).
@@ -280,6 +284,11 @@ class RemoteClusters:
         location = kubeconfig_location(obj)
         if location is not None and location[1] == kc.LOCATION_PATH:
             self._watch_file(name, location[0])
+            if not self.validate_paths and self.recorder is not None:
+                about = {**obj, "apiVersion": c.API_VERSION, "kind": "MultiKueueCluster"}
+                self.recorder.event(
+                    about, "Warning", kc.REASON_DEPRECATED_PATH, kc.MESSAGE_DEPRECATED_PATH
+                )
         else:
             self._paths.pop(name, None)
         return load_cluster_config(
