@@ -59,8 +59,12 @@ def kueue(kubeconfig: Path, config_file: Path | None, no_leader_elect: bool, ver
 
     Watches ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, Workloads, AdmissionChecks,
     WorkloadPriorityClasses and Jobs; writes Workload, ClusterQueue and LocalQueue status and
-    suspends/unsuspends Jobs as upstream Kueue does. Runs only while this process holds
-    Kueue's Lease, so two copies never both admit. Ctrl-C or SIGTERM stops cleanly.
+    suspends/unsuspends Jobs as upstream Kueue does. When the cluster serves MultiKueue's CRDs
+    it also runs MultiKueue: Workloads whose ClusterQueue has a kueue.x-k8s.io/multikueue
+    AdmissionCheck are dispatched to the worker clusters of its MultiKueueConfig (kubeconfig
+    Secrets in Kueue's namespace; see numaplane multikueue add-worker). Runs only while this
+    process holds Kueue's Lease, so two copies never both admit. Ctrl-C or SIGTERM stops
+    cleanly.
     """
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,

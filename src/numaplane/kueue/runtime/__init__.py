@@ -3,7 +3,8 @@
 :func:`run_kueue` is what ``numaplane kueue`` runs: it checks that the cluster serves Kueue's
 API, then runs a :class:`KueueRuntime` while this process holds the Lease
 ``c1f6bfd2.kueue.x-k8s.io`` in Kueue's namespace (upstream's leader election ID), so two copies
-never both admit; a lost lease stops the runtime and the process campaigns again.
+never both admit; a lost lease stops the runtime and the process campaigns again. When the
+cluster serves MultiKueue's CRDs, MultiKueue runs beside it (:mod:`.multikueue.manager`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from numaplane.kube.leaderelection import LeaderElector
 from numaplane.kueue.config import KueueConfig
 from numaplane.kueue.engine import KINDS
 from numaplane.kueue.errors import KueueError
-from numaplane.kueue.runtime.runtime import KueueRuntime
+from numaplane.kueue.runtime.multikueue.manager import MultiKueue, multikueue_served
+from numaplane.kueue.runtime.runtime import WORKLOAD_SOURCE, KueueRuntime
 
 __all__ = ["LEASE_NAME", "KueueRunOptions", "KueueRuntime", "check_api", "run_kueue"]
 
@@ -54,6 +56,11 @@ class KueueRunOptions:
     freeze_gc_after_sync: bool = False
     #: Called with the new holder's identity on every leadership change seen.
     on_leader_change: Callable[[str], None] | None = None
+    #: Run MultiKueue when the cluster serves its CRDs (upstream's gate is on by default).
+    multikueue: bool = True
+    #: How long remote changes are batched before a workload is reconciled (upstream's
+    #: ``UpdatesBatchPeriod``; tests use 0.25 s).
+    multikueue_events_batch_period: float = 1.0
 
     @property
     def namespace(self) -> str:
@@ -109,7 +116,23 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
             workers=options.workers,
             freeze_gc_after_sync=options.freeze_gc_after_sync,
         )
-        await runtime.run()
+        if not (options.multikueue and await multikueue_served(client)):
+            await runtime.run()
+            return
+        multikueue = MultiKueue(
+            client,
+            runtime.informers,
+            runtime.recorders[WORKLOAD_SOURCE],
+            options.config.multi_kueue,
+            namespace=options.config.namespace or DEFAULT_NAMESPACE,
+            clock=runtime.clock,
+            events_batch_period=options.multikueue_events_batch_period,
+            workers=options.workers,
+        )
+        # Either stopping (an error, or cancellation on SIGTERM or a lost lease) stops both.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(runtime.run(), name="kueue")
+            group.create_task(multikueue.run(), name="multikueue")
 
     if not options.leader_elect:
         await work()
