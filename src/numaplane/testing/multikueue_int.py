@@ -308,6 +308,34 @@ async def wait_for(
         await asyncio.sleep(0.05)
 
 
+async def consistently(
+    probe: Callable[[], Awaitable[T]], want: T, seconds: float = 1.0, what: str = "state"
+) -> None:
+    """Upstream's ``Consistently``: ``probe`` answers ``want`` at every look for ``seconds``
+    (what must NOT happen is watched for a while, as upstream's tests do)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = await probe()
+        assert found == want, f"{what}: expected {want!r} throughout, got {found!r}"
+        if time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.05)
+
+
+def now_rfc3339() -> str:
+    """The current time as the API writes it (whole seconds, UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def workload_ref(namespace: str, name: str) -> Obj:
+    """A reference to Workload ``name`` (enough to read or write it)."""
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": {"namespace": namespace, "name": name},
+    }
+
+
 def condition(obj: Obj | None, kind: str) -> tuple[str, str, str] | None:
     """``(status, reason, message)`` of condition ``kind`` of ``obj``."""
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
