@@ -429,6 +429,9 @@ async def world(
 
                 await mk.wait_for(active, what="AdmissionCheck ac1 Active")
             yield w
+            # The harness's premise: only the test reserved quota (no scheduler anywhere).
+            nodes_run = [n.runtime for n in (w.manager, *workers.values()) if n.runtime]
+            assert [r.cycles for r in nodes_run] == [0, 0, 0]
         finally:
             await w.stop_manager()
             for node in workers.values():
