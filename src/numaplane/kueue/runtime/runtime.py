@@ -60,8 +60,12 @@ class KueueRuntime:
         clock: Callable[[], float] = time.time,
         status_batch_period: float = STATUS_BATCH_PERIOD_S,
         freeze_gc_after_sync: bool = False,
+        scheduler: bool = True,
     ) -> None:
         self.client = client
+        #: False: no scheduling cycles (the INT harness reserves quota itself, as upstream's
+        #: integration tests do).
+        self.scheduler = scheduler
         self.engine = Engine(config, clock=clock)
         self.clock = clock
         self.workers = workers
@@ -156,7 +160,8 @@ class KueueRuntime:
             ]
             for queue, handler, count in reconcilers:
                 tasks += [asyncio.create_task(self._worker(queue, handler)) for _ in range(count)]
-            tasks.append(asyncio.create_task(self._schedule_loop(), name="kueue-scheduler"))
+            if self.scheduler:
+                tasks.append(asyncio.create_task(self._schedule_loop(), name="kueue-scheduler"))
             await asyncio.gather(*tasks)
         finally:
             for queue in (
