@@ -1,6 +1,6 @@
-"""Scenarios C2, C4 and C5 of the MultiKueue corpus in the INT harness (intworld): an external
-dispatcher, the conditions after an AllAtOnce admission and a clusterName cleared by hand, and a
-MultiKueueConfig that grows under a reserved workload."""
+"""Scenarios C1, C2, C4 and C5 of the MultiKueue corpus in the INT harness (intworld): the
+incremental and an external dispatcher, the conditions after an AllAtOnce admission and a
+clusterName cleared by hand, and a MultiKueueConfig that grows under a reserved workload."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.kueue.configvalues import DISPATCHER_INCREMENTAL
 from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import Clusters
 from tests.kueue.multikueue.intsteps import admitted_on, dispatched, set_check, state_of
@@ -38,6 +39,23 @@ async def set_nominated(w: World, name: str, clusters: list[str]) -> None:
         wl["status"]["nominatedClusterNames"] = clusters
 
     await w.change("manager", mk.workload_ref(w.namespace, name), edit, status=True)
+
+
+def test_c1_incremental_dispatcher_two_workers(int_clusters: Clusters) -> None:
+    async def scenario() -> None:
+        knobs = Knobs(dispatcher=DISPATCHER_INCREMENTAL, step_size=3)
+        async with world(int_clusters, knobs) as w:
+            _, name = await dispatched(w, "job")
+            await admitted_on(w, name, "worker1")
+            await w.until_workload(
+                "manager",
+                name,
+                lambda x: mk.cluster_name(x) == "worker1" and mk.nominated(x) is None,
+                "clusterName worker1, nominations cleared",
+            )
+            await rejected(w, name)
+
+    run(scenario)
 
 
 def test_c2_external_dispatcher_nominates(int_clusters: Clusters) -> None:
