@@ -25,6 +25,7 @@ from .helpers import (
     Case,
     check,
     cluster,
+    cond,
     copy_of,
     local,
     removed,
@@ -67,7 +68,17 @@ def created(
 
 THREE_CHECKS = [check(), check("ac2", "Ready"), check("ac3")]
 
+DRAINING = local(
+    cond("Evicted", "True", "AdmissionCheck", "At least one admission check is false"),
+    checks=[check()],
+)
+
+
 CASES = (
+    Case(
+        name="an evicted workload still holding its quota is not nominated again (C1)",
+        view=view(DRAINING, cluster("worker1"), cluster("worker2")),
+    ),
     Case(
         name="F10 AllAtOnce: every connected worker nominated (sorted) and given a copy",
         view=view(RESERVED, cluster("worker2"), cluster("worker1")),

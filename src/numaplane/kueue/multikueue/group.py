@@ -345,6 +345,12 @@ class GroupPass:
         available ones."""
         if self.check_state != CHECK_PENDING or self.status.get("clusterName"):
             return
+        if st.condition_true(self.status, EVICTED):
+            # Beyond upstream, which may nominate again here: an evicted workload still holding
+            # its quota is draining (its checks were reset to Pending); copies made now would be
+            # removed as soon as the quota is released, and an incremental round started now
+            # would hold back the real dispatch after the next reservation (scenario C1).
+            return
         for other in st.checks_of(self.status):
             if other.get("name") != self.view.check and other.get("state") != CHECK_READY:
                 return  # every other check first (SPEC §3.4 R8, scenario B17)
