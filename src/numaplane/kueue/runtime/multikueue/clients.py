@@ -361,8 +361,17 @@ class RemoteClusters:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            for rc in list(self._remotes.values()):
-                await asyncio.shield(rc.stop_watchers())
+            # Every client is closed even if this task is cancelled again meanwhile: a second
+            # cancellation must not leave the later clusters' sessions open.
+            stopping = asyncio.gather(
+                *(rc.stop_watchers() for rc in list(self._remotes.values())),
+                return_exceptions=True,
+            )
+            try:
+                await asyncio.shield(stopping)
+            except asyncio.CancelledError:
+                await stopping
+                raise
 
     async def _poll_files(self) -> None:
         # Upstream watches the files' directories with fsnotify; a stat poll sees the same
