@@ -34,11 +34,9 @@ from numaplane.kueue.scheduler.flavorassigner import (
     ClusterQueueView,
     FlavorAssignmentMode,
     PreemptionPossibility,
-    _Granular,
-    _is_preferred,
-    _PMode,
     assign_flavors,
 )
+from numaplane.kueue.scheduler.fungibility import Granular, GranularMode, is_preferred
 
 from .snapshots import build_snapshot
 
@@ -1230,73 +1228,75 @@ def test_hierarchical_cohorts(case: HierarchyCase) -> None:
 @dataclass(frozen=True)
 class PreferredCase:
     name: str
-    a: tuple[_PMode, int]
-    b: tuple[_PMode, int]
+    a: tuple[GranularMode, int]
+    b: tuple[GranularMode, int]
     want: bool
     preference: str | None = None
 
 
 POB = PREEMPTION_OVER_BORROWING
 PREFERRED_CASES = [
-    PreferredCase("fit over preempt at the same level", (_PMode.FIT, 0), (_PMode.PREEMPT, 0), True),
+    PreferredCase(
+        "fit over preempt at the same level", (GranularMode.FIT, 0), (GranularMode.PREEMPT, 0), True
+    ),
     PreferredCase(
         "explicit BorrowingOverPreemption prioritises the preemption mode",
-        (_PMode.PREEMPT, 1),
-        (_PMode.FIT, 2),
+        (GranularMode.PREEMPT, 1),
+        (GranularMode.FIT, 2),
         False,
         "BorrowingOverPreemption",
     ),
     PreferredCase(
         "explicit PreemptionOverBorrowing prioritises the borrowing level",
-        (_PMode.PREEMPT, 1),
-        (_PMode.FIT, 2),
+        (GranularMode.PREEMPT, 1),
+        (GranularMode.FIT, 2),
         True,
         POB,
     ),
     PreferredCase(
         "explicit PreemptionOverBorrowing breaks borrowing ties with preemption",
-        (_PMode.PREEMPT, 1),
-        (_PMode.FIT, 1),
+        (GranularMode.PREEMPT, 1),
+        (GranularMode.FIT, 1),
         False,
         POB,
     ),
     PreferredCase(
         "PreemptionOverBorrowing rejects a no-candidate flavor before comparing borrowing",
-        (_PMode.NO_CANDIDATES, 1),
-        (_PMode.FIT, 2),
+        (GranularMode.NO_CANDIDATES, 1),
+        (GranularMode.FIT, 2),
         False,
         POB,
     ),
     PreferredCase(
         "PreemptionOverBorrowing prefers fit over a shallower no-candidate flavor",
-        (_PMode.FIT, 2),
-        (_PMode.NO_CANDIDATES, 1),
+        (GranularMode.FIT, 2),
+        (GranularMode.NO_CANDIDATES, 1),
         True,
         POB,
     ),
     PreferredCase(
         "no-candidate flavor remains preferable to no-fit flavor",
-        (_PMode.NO_CANDIDATES, 1),
-        (_PMode.NO_FIT, 0),
+        (GranularMode.NO_CANDIDATES, 1),
+        (GranularMode.NO_FIT, 0),
         True,
     ),
     PreferredCase(
         "no-fit flavor remains worse than no-candidate flavor",
-        (_PMode.NO_FIT, 0),
-        (_PMode.NO_CANDIDATES, 1),
+        (GranularMode.NO_FIT, 0),
+        (GranularMode.NO_CANDIDATES, 1),
         False,
     ),
     PreferredCase(
         "no-candidate flavors retain borrowing preference",
-        (_PMode.NO_CANDIDATES, 1),
-        (_PMode.NO_CANDIDATES, 2),
+        (GranularMode.NO_CANDIDATES, 1),
+        (GranularMode.NO_CANDIDATES, 2),
         True,
         POB,
     ),
     PreferredCase(
         "no-candidate flavors retain borrowing preference in reverse",
-        (_PMode.NO_CANDIDATES, 2),
-        (_PMode.NO_CANDIDATES, 1),
+        (GranularMode.NO_CANDIDATES, 2),
+        (GranularMode.NO_CANDIDATES, 1),
         False,
         POB,
     ),
@@ -1306,7 +1306,7 @@ PREFERRED_CASES = [
 @pytest.mark.parametrize("case", PREFERRED_CASES, ids=[c.name for c in PREFERRED_CASES])
 def test_is_preferred(case: PreferredCase) -> None:
     ff = FlavorFungibility(TRY_NEXT_FLAVOR, TRY_NEXT_FLAVOR, case.preference)
-    assert _is_preferred(_Granular(*case.a), _Granular(*case.b), ff) is case.want
+    assert is_preferred(Granular(*case.a), Granular(*case.b), ff) is case.want
 
 
 # --- the flavors considered, as the QuotaReserved event lists them -----------------------------

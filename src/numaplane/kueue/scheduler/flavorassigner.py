@@ -2,7 +2,8 @@
 ClusterQueue, and whether that fits now, needs preemption or cannot fit, decision for decision as
 upstream's ``pkg/scheduler/flavorassigner/flavorassigner.go`` (quota.md §3).
 
-Over ~400 lines: the result types and the search are one upstream file, kept whole for review.
+The result types (modes, :class:`Assignment` and its parts) are in :mod:`.assignment`, which
+flavor is preferred under ``flavorFungibility`` in :mod:`.fungibility`; this module is the search.
 
 Per podSet (in order), per resource group the podSet requests, the group's flavors are tried in
 the ClusterQueue's order (resuming after the last tried index when given); a flavor must accept
@@ -20,27 +21,41 @@ concurrent admission variants (their podSets always form one group each here).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Final, Generic, Protocol, TypeVar
 
 from numaplane.kueue.api.model import (
     IGNORE_UNDECLARED,
     NEVER,
-    PREEMPTION_OVER_BORROWING,
-    TRY_NEXT_FLAVOR,
-    Admission,
     ClusterQueue,
-    FlavorFungibility,
     PodSet,
-    PodSetAssignment,
     ResourceFlavor,
     ResourceGroup,
     Workload,
 )
 from numaplane.kueue.resources import FlavorResource, resource_quantity_string
+from numaplane.kueue.scheduler.assignment import (
+    REASON_EXCEEDS_MAX_QUOTA,
+    REASON_NO_MATCHING_FLAVOR,
+    REASON_WAITING_FOR_QUOTA,
+    Assignment,
+    FlavorAssignment,
+    FlavorAssignmentMode,
+    FlavorAttempt,
+    PodSetAssignmentResult,
+    PreemptionPossibility,
+    Status,
+    most_severe,
+)
+from numaplane.kueue.scheduler.fungibility import (
+    BEST,
+    FROM_POSSIBILITY,
+    WORST,
+    Granular,
+    GranularMode,
+    is_preferred,
+    should_try_next,
+)
 from numaplane.kueue.scheduler.podset_match import PodSetMatchError, flavor_mismatch
 
 __all__ = [
@@ -61,116 +76,8 @@ __all__ = [
     "assign_flavors",
 ]
 
-#: ``QuotaReserved=False`` reasons a NoFit assignment resolves to (UnadmittedWorkloadsObservability
-#: on).
-REASON_WAITING_FOR_QUOTA: Final = "WaitingForQuota"
-REASON_EXCEEDS_MAX_QUOTA: Final = "ExceedsMaxQuota"
-REASON_NO_MATCHING_FLAVOR: Final = "NoMatchingFlavor"
-_SEVERITY: Final = {
-    "TopologyPlacementFailed": 1,
-    REASON_WAITING_FOR_QUOTA: 2,
-    REASON_EXCEEDS_MAX_QUOTA: 3,
-    REASON_NO_MATCHING_FLAVOR: 4,
-}
 _PODS: Final = "pods"
-
-
 _q: Final = resource_quantity_string
-
-
-def _most_severe(a: str, b: str) -> str:
-    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
-
-
-class FlavorAssignmentMode(IntEnum):
-    """How a flavor can be assigned, from least to most preferred (upstream's order)."""
-
-    NO_FIT = 0
-    PREEMPT = 1
-    FIT = 2
-
-    def __str__(self) -> str:
-        return {0: "NoFit", 1: "Preempt", 2: "Fit"}[self.value]
-
-
-class PreemptionPossibility(IntEnum):
-    """What a preemption simulation found (upstream ``preemptioncommon.PreemptionPossibility``)."""
-
-    NO_CANDIDATES = 0
-    PREEMPT = 1
-    RECLAIM = 2
-
-    def __str__(self) -> str:
-        return {0: "NoCandidates", 1: "Preempt", 2: "Reclaim"}[self.value]
-
-
-class _PMode(IntEnum):
-    # upstream's granular preemptionMode, worst first
-    NO_FIT = 0
-    NO_CANDIDATES = 1
-    PREEMPT = 2
-    RECLAIM = 3
-    FIT = 4
-
-    def public(self) -> FlavorAssignmentMode:
-        if self is _PMode.NO_FIT:
-            return FlavorAssignmentMode.NO_FIT
-        if self is _PMode.FIT:
-            return FlavorAssignmentMode.FIT
-        return FlavorAssignmentMode.PREEMPT
-
-    def possibility(self) -> PreemptionPossibility | None:
-        return _TO_POSSIBILITY.get(self)
-
-
-_TO_POSSIBILITY: Final = {
-    _PMode.NO_CANDIDATES: PreemptionPossibility.NO_CANDIDATES,
-    _PMode.PREEMPT: PreemptionPossibility.PREEMPT,
-    _PMode.RECLAIM: PreemptionPossibility.RECLAIM,
-}
-_FROM_POSSIBILITY: Final = {
-    PreemptionPossibility.NO_CANDIDATES: _PMode.NO_CANDIDATES,
-    PreemptionPossibility.PREEMPT: _PMode.PREEMPT,
-    PreemptionPossibility.RECLAIM: _PMode.RECLAIM,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class _Granular:
-    pmode: _PMode
-    borrow: int
-
-
-_WORST: Final = _Granular(_PMode.NO_FIT, sys.maxsize)
-_BEST: Final = _Granular(_PMode.FIT, 0)
-
-
-def _is_preferred(a: _Granular, b: _Granular, ff: FlavorFungibility) -> bool:
-    """Upstream ``isPreferred``: ``a`` is better than ``b`` under the fungibility preference."""
-    if a.pmode is _PMode.NO_FIT:
-        return False
-    if b.pmode is _PMode.NO_FIT:
-        return True
-    # A flavor without preemption candidates cannot admit now: it ranks below viable modes
-    # whatever the preference says.
-    a_none, b_none = a.pmode is _PMode.NO_CANDIDATES, b.pmode is _PMode.NO_CANDIDATES
-    if a_none != b_none:
-        return not a_none
-    if ff.preference == PREEMPTION_OVER_BORROWING:
-        if a.borrow != b.borrow:
-            return a.borrow < b.borrow
-        return a.pmode > b.pmode
-    if a.pmode != b.pmode:
-        return a.pmode > b.pmode
-    return a.borrow < b.borrow
-
-
-def _should_try_next(mode: _Granular, ff: FlavorFungibility) -> bool:
-    if mode.pmode in (_PMode.NO_FIT, _PMode.NO_CANDIDATES):
-        return True
-    if mode.pmode in (_PMode.PREEMPT, _PMode.RECLAIM) and ff.when_can_preempt == TRY_NEXT_FLAVOR:
-        return True
-    return mode.borrow != 0 and ff.when_can_borrow == TRY_NEXT_FLAVOR
 
 
 # --- what the assigner reads (the snapshot of numaplane.kueue.cache satisfies these) -------------
@@ -232,198 +139,6 @@ class PreemptionOracle(Protocol[_CQ_contra]):
 
 #: Per podSet index, resource → index of the flavor tried last (-1: start over next time).
 LastTried = Sequence[Mapping[str, int]] | Mapping[int, Mapping[str, int]]
-
-
-# --- results ------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Status:
-    """Why a podSet's flavors cannot be assigned right away (empty: it fits)."""
-
-    reasons: list[str] = field(default_factory=list)
-    error: str | None = None
-    no_fit_reason: str = ""
-
-    @property
-    def is_fit(self) -> bool:
-        """No error and no reasons."""
-        return self.error is None and not self.reasons
-
-    def message(self) -> str:
-        """The error, or the reasons sorted and joined with ``", "`` (upstream)."""
-        if self.error is not None:
-            return self.error
-        return ", ".join(sorted(self.reasons))
-
-
-@dataclass(slots=True)
-class FlavorAssignment:
-    """The flavor a resource got, its mode and where the search stopped."""
-
-    name: str
-    mode: FlavorAssignmentMode
-    #: Index of the last flavor tried in the group; -1 when the search reached the end.
-    tried_flavor_idx: int = -1
-    borrow: int = 0
-
-
-@dataclass(slots=True)
-class FlavorAttempt:
-    """One flavor tried for a podSet, with its worst outcome over the group's resources."""
-
-    flavor: str
-    mode: FlavorAssignmentMode
-    borrow: int = 0
-    possibility: PreemptionPossibility | None = None
-    reasons: list[str] = field(default_factory=list)
-    no_fit_reason: str = ""
-
-
-@dataclass(slots=True)
-class PodSetAssignmentResult:
-    """A podSet's flavors (resource → assignment), status, total requests and count."""
-
-    name: str
-    flavors: dict[str, FlavorAssignment]
-    status: Status
-    requests: dict[str, int]
-    count: int
-    attempts: list[FlavorAttempt] = field(default_factory=list)
-
-    @property
-    def mode(self) -> FlavorAssignmentMode:
-        """The worst mode of its flavors (Fit when the status is empty)."""
-        if self.status.is_fit:
-            return FlavorAssignmentMode.FIT
-        if self.status.error is not None or not self.flavors:
-            return FlavorAssignmentMode.NO_FIT
-        return min(fa.mode for fa in self.flavors.values())
-
-
-@dataclass(slots=True)
-class Assignment:
-    """The flavors of every podSet considered (the assignment stops at the first podSet that
-    gets none), the borrowing level, the quota it takes and where each search stopped."""
-
-    pod_sets: list[PodSetAssignmentResult] = field(default_factory=list)
-    #: Height of the smallest cohort subtree the usage fits in; 0 when not borrowing.
-    borrowing: int = 0
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    last_tried_flavor_idx: list[dict[str, int]] = field(default_factory=list)
-    #: The resolved ``QuotaReserved=False`` reason of a NoFit assignment ("" otherwise).
-    no_fit_reason: str = ""
-
-    @property
-    def mode(self) -> FlavorAssignmentMode:
-        """The worst podSet mode (NoFit when no podSet was assigned)."""
-        if not self.pod_sets:
-            return FlavorAssignmentMode.NO_FIT
-        return min(ps.mode for ps in self.pod_sets)
-
-    @property
-    def requires_borrowing(self) -> bool:
-        """Borrowing at any level."""
-        return self.borrowing > 0
-
-    def pending_flavors(self) -> bool:
-        """Whether some search stopped before the last flavor (a retry would resume there)."""
-        return any(idx != -1 for per_ps in self.last_tried_flavor_idx for idx in per_ps.values())
-
-    def message(self) -> str:
-        """Upstream's ``Assignment.Message``: per podSet that does not fit,
-        ``couldn't assign flavors to pod set <ps>: <reasons>``, joined with ``"; "``."""
-        parts: list[str] = []
-        for ps in self.pod_sets:
-            if ps.status.is_fit:
-                continue
-            if ps.status.error is not None:
-                return f"failed to assign flavors to pod set {ps.name}: {ps.status.error}"
-            parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.status.message()}")
-        return "; ".join(parts)
-
-    def reason(self) -> str:
-        """The ``QuotaReserved=False`` reason of a NoFit assignment (``WaitingForQuota``,
-        ``ExceedsMaxQuota`` or ``NoMatchingFlavor``); "" when it is not NoFit or nothing
-        resolved (the scheduler then uses its own reason)."""
-        return self.no_fit_reason
-
-    def flavors_considered(self) -> str:
-        """The flavors tried that did not simply fit, as upstream's QuotaReserved event appends
-        them (``FormatFlavorAssignmentAttemptsForEvents``): ``<ps>: <flavor>(<mode>[;borrow=N]
-        [;<reasons>]), ...`` per podSet, joined with ``" | "``; "" when every try fit."""
-        per_pod_set: list[str] = []
-        for ps in self.pod_sets:
-            shown: list[str] = []
-            for att in ps.attempts:
-                if att.mode is FlavorAssignmentMode.FIT and att.borrow == 0:
-                    continue
-                mode = (
-                    str(att.mode)
-                    if att.possibility is None
-                    else f"preemptionMode={att.possibility}"
-                )
-                borrow = f";borrow={att.borrow}" if att.borrow > 0 else ""
-                reasons = ";" + ";".join(att.reasons) if att.reasons else ""
-                shown.append(f"{att.flavor}({mode}{borrow}{reasons})")
-            if shown:
-                per_pod_set.append(f"{ps.name}: {', '.join(shown)}")
-        return " | ".join(per_pod_set)
-
-    def to_admission(self, cq_name: str) -> Admission:
-        """``status.admission`` for this assignment in ClusterQueue ``cq_name``."""
-        return Admission(
-            cluster_queue=cq_name,
-            pod_set_assignments=tuple(
-                PodSetAssignment(
-                    name=ps.name,
-                    flavors={res: fa.name for res, fa in ps.flavors.items()},
-                    resource_usage={res: ps.requests.get(res, 0) for res in ps.flavors},
-                    count=ps.count,
-                )
-                for ps in self.pod_sets
-            ),
-        )
-
-    def _append(self, psa: PodSetAssignmentResult) -> None:
-        self.pod_sets.append(psa)
-        tried: dict[str, int] = {}
-        for res, fa in psa.flavors.items():
-            self.borrowing = max(self.borrowing, fa.borrow)
-            fr = (fa.name, res)
-            self.usage[fr] = self.usage.get(fr, 0) + psa.requests.get(res, 0)
-            tried[res] = fa.tried_flavor_idx
-        self.last_tried_flavor_idx.append(tried)
-
-    def _resolve_no_fit_reason(self, groups: Sequence[ResourceGroup]) -> None:
-        if self.mode is not FlavorAssignmentMode.NO_FIT:
-            return
-        overall = ""
-        for ps in self.pod_sets:
-            if ps.mode is not FlavorAssignmentMode.NO_FIT:
-                continue
-            if not ps.attempts:
-                overall = _most_severe(overall, REASON_NO_MATCHING_FLAVOR)
-                continue
-            # Alternatives within a group: the mildest blocker; across groups: the worst.
-            per_group: dict[int, str] = {}
-            for i, att in enumerate(ps.attempts):
-                if att.mode is not FlavorAssignmentMode.NO_FIT:
-                    continue
-                indices = [
-                    g
-                    for g, rg in enumerate(groups)
-                    if any(f.name == att.flavor for f in rg.flavors)
-                ] or [-1 - i]
-                for g in indices:
-                    have = per_group.get(g)
-                    if have is None or _SEVERITY.get(att.no_fit_reason, 0) < _SEVERITY.get(have, 0):
-                        per_group[g] = att.no_fit_reason
-            ps_reason = ps.status.no_fit_reason
-            for reason in per_group.values():
-                ps_reason = _most_severe(ps_reason, reason)
-            overall = _most_severe(overall, ps_reason)
-        self.no_fit_reason = overall
 
 
 # --- the search ---------------------------------------------------------------------------------
@@ -570,7 +285,7 @@ class _Assigner(Generic[_CQ]):
         covered = [r for r in rg.covered_resources if r in requests]
         probed = [r for r in rg.covered_resources if probe is not None and r in probe]
         best: dict[str, FlavorAssignment] = {}
-        best_mode = _WORST
+        best_mode = WORST
         tried: list[FlavorAttempt] = []
         attempted = -1
         names = [fq.name for fq in rg.flavors]
@@ -617,7 +332,7 @@ class _Assigner(Generic[_CQ]):
                     )
                     continue
             assignments: dict[str, FlavorAssignment] = {}
-            rep = _BEST
+            rep = BEST
             max_borrow = 0
             flavor_reasons: list[str] = []
             flavor_no_fit = ""
@@ -627,12 +342,12 @@ class _Assigner(Generic[_CQ]):
                 if why is not None:
                     flavor_reasons.extend(why.reasons)
                     status.reasons.extend(why.reasons)
-                    flavor_no_fit = _most_severe(flavor_no_fit, why.no_fit_reason)
+                    flavor_no_fit = most_severe(flavor_no_fit, why.no_fit_reason)
                 max_borrow = max(max_borrow, borrow)
-                mode = _Granular(pmode, borrow)
-                if _is_preferred(rep, mode, self.ff):
+                mode = Granular(pmode, borrow)
+                if is_preferred(rep, mode, self.ff):
                     rep = mode
-                if rep.pmode is _PMode.NO_FIT:
+                if rep.pmode is GranularMode.NO_FIT:
                     continue  # the flavor cannot take this group; later resources add reasons
                 assignments[r] = FlavorAssignment(fname, pmode.public(), borrow=borrow)
             tried.append(
@@ -645,15 +360,15 @@ class _Assigner(Generic[_CQ]):
                     no_fit_reason=flavor_no_fit,
                 )
             )
-            if not _should_try_next(rep, self.ff):
+            if not should_try_next(rep, self.ff):
                 best, best_mode = assignments, rep
                 break
-            if _is_preferred(rep, best_mode, self.ff):
+            if is_preferred(rep, best_mode, self.ff):
                 best, best_mode = assignments, rep
         for fa in best.values():
             # -1: the whole list was tried, a retry starts from the first flavor again.
             fa.tried_flavor_idx = -1 if attempted == len(names) - 1 else attempted
-        if best_mode.pmode is _PMode.FIT:
+        if best_mode.pmode is GranularMode.FIT:
             return best, None, tried
         return best, status, tried
 
@@ -669,14 +384,14 @@ class _Assigner(Generic[_CQ]):
 
     def _fits(
         self, fr: FlavorResource, assumed: int, request: int
-    ) -> tuple[_PMode, int, Status | None]:
+    ) -> tuple[GranularMode, int, Status | None]:
         available = self.cq.available(fr)
         max_capacity = self.cq.potential_available(fr)
         val = assumed + request
         resource, flavor = fr[1], fr[0]
         if val > max_capacity:
             return (
-                _PMode.NO_FIT,
+                GranularMode.NO_FIT,
                 0,
                 Status(
                     [
@@ -690,7 +405,7 @@ class _Assigner(Generic[_CQ]):
             )
         borrow, may_reclaim = self.cq.height_of_lowest_subtree_that_fits(fr, val)
         if val <= available:
-            return _PMode.FIT, borrow, None
+            return GranularMode.FIT, borrow, None
         status = Status(
             [
                 f"insufficient unused quota for {resource} in flavor {flavor}, "
@@ -706,8 +421,8 @@ class _Assigner(Generic[_CQ]):
                     self.cq, self.wl, fr, val
                 )
             status.no_fit_reason = ""
-            return _FROM_POSSIBILITY[possibility], borrow_after, status
-        return _PMode.NO_FIT, borrow, status
+            return FROM_POSSIBILITY[possibility], borrow_after, status
+        return GranularMode.NO_FIT, borrow, status
 
     def _merge_attempts(
         self, dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res: str
@@ -733,7 +448,7 @@ class _Assigner(Generic[_CQ]):
                 max(have.borrow, at.borrow),
                 possibility,
                 sorted(set(have.reasons) | set(at.reasons)),
-                _most_severe(have.no_fit_reason, at.no_fit_reason),
+                most_severe(have.no_fit_reason, at.no_fit_reason),
             )
         if not src:
             return
