@@ -16,13 +16,8 @@ from numaplane.kueue.multikueue.actions import (
     UpdateRemoteWorkload,
 )
 from numaplane.kueue.multikueue.dispatch import DispatchState
-from numaplane.kueue.multikueue.reconcile import (
-    GroupView,
-    ReconcileOptions,
-    RemoteView,
-    reconcile,
-    workload_key,
-)
+from numaplane.kueue.multikueue.reconcile import reconcile
+from numaplane.kueue.multikueue.view import GroupView, ReconcileOptions, RemoteView, workload_key
 
 __all__ = [
     "Action",

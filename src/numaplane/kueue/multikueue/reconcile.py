@@ -14,49 +14,14 @@ from __future__ import annotations
 from numaplane.gofmt import go_quote
 from numaplane.kueue.constants import CHECK_REJECTED
 from numaplane.kueue.multikueue import constants as mk
-from numaplane.kueue.multikueue.actions import (
-    Action,
-    CountMetric,
-    CreateRemoteJob,
-    CreateRemoteWorkload,
-    PatchRemoteWorkloadStatus,
-    Reconciled,
-    RecordEvent,
-    RemoveRemoteObjects,
-    UpdateLocalJobStatus,
-    UpdateLocalWorkloadStatus,
-    UpdateRemoteWorkload,
-)
+from numaplane.kueue.multikueue.actions import Reconciled
 from numaplane.kueue.multikueue.batchjob import is_batch_job, owner_of, unmanaged_reason
 from numaplane.kueue.multikueue.copies import find_check
 from numaplane.kueue.multikueue.dispatch import DispatchState
 from numaplane.kueue.multikueue.group import GroupPass
-from numaplane.kueue.multikueue.view import (
-    GroupView,
-    ReconcileOptions,
-    RemoteView,
-    workload_key,
-)
+from numaplane.kueue.multikueue.view import GroupView, ReconcileOptions, workload_key
 
-__all__ = [
-    "Action",
-    "CountMetric",
-    "CreateRemoteJob",
-    "CreateRemoteWorkload",
-    "DispatchState",
-    "GroupView",
-    "PatchRemoteWorkloadStatus",
-    "ReconcileOptions",
-    "Reconciled",
-    "RecordEvent",
-    "RemoteView",
-    "RemoveRemoteObjects",
-    "UpdateLocalJobStatus",
-    "UpdateLocalWorkloadStatus",
-    "UpdateRemoteWorkload",
-    "reconcile",
-    "workload_key",
-]
+__all__ = ["reconcile"]
 
 
 def reconcile(
