@@ -22,11 +22,12 @@ from numaplane.kube.client import KubeClient
 from numaplane.kube.errors import KubeError
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer
-from numaplane.kube.workqueue import ExponentialRateLimiter, ShutDown, WorkQueue
+from numaplane.kube.workqueue import ExponentialRateLimiter, WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.config import KueueConfig
 from numaplane.kueue.engine import KINDS, Engine, Outcome, Touched, chained
 from numaplane.kueue.errors import KueueError
+from numaplane.kueue.runtime.queueworker import serve_queue
 from numaplane.kueue.runtime.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -231,25 +232,7 @@ class KueueRuntime:
             raise KueueError(outcome.error)
 
     async def _worker(self, queue: WorkQueue, handler: Callable[[str], Awaitable[None]]) -> None:
-        while True:
-            try:
-                key = await queue.get()
-            except ShutDown:
-                return
-            try:
-                await handler(key)
-                queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except (KubeError, KueueError) as err:
-                log.info("syncing %s: %s", key, err)
-                queue.add_rate_limited(key)
-            except Exception:
-                # A bug must not stop the worker: log it and retry later (HandleError).
-                log.exception("syncing %s", key)
-                queue.add_rate_limited(key)
-            finally:
-                queue.done(key)
+        await serve_queue(queue, handler, "syncing")
 
     async def _sync(self, queue: WorkQueue, key: str, outcome: Outcome, source: str) -> None:
         await self._execute(outcome, source)

@@ -20,7 +20,7 @@ from numaplane.kube.workqueue import WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.api.conditions import find_condition, set_condition
 from numaplane.kueue.multikueue import clusterstatus as cs
-from numaplane.kueue.runtime.multikueue.queueworker import serve_queue
+from numaplane.kueue.runtime.queueworker import serve_queue
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,6 @@ from numaplane.kueue.multikueue import clusterstatus as cs
 from numaplane.kueue.multikueue import kubeconfig as kc
 from numaplane.kueue.runtime.multikueue.admissioncheck import AdmissionCheckController
 from numaplane.kueue.runtime.multikueue.gc import collect_orphans
-from numaplane.kueue.runtime.multikueue.queueworker import serve_queue
 from numaplane.kueue.runtime.multikueue.remote import (
     ESTABLISH_TIMEOUT_S,
     RemoteCluster,
@@ -54,6 +53,7 @@ from numaplane.kueue.runtime.multikueue.sources import (
     kubeconfig_location,
     load_cluster_config,
 )
+from numaplane.kueue.runtime.queueworker import serve_queue
 
 log = logging.getLogger(__name__)
 

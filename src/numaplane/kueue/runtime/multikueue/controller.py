@@ -19,10 +19,9 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from numaplane.kube.client import KubeClient
-from numaplane.kube.errors import KubeError
 from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import EventHandler, Informer
-from numaplane.kube.workqueue import ExponentialRateLimiter, ShutDown, WorkQueue
+from numaplane.kube.workqueue import ExponentialRateLimiter, WorkQueue
 from numaplane.kueue import constants as c
 from numaplane.kueue.errors import KueueError
 from numaplane.kueue.multikueue import DispatchState, ReconcileOptions, reconcile
@@ -37,6 +36,7 @@ from numaplane.kueue.runtime.multikueue.groupread import (
     object_key,
     owner_job_key,
 )
+from numaplane.kueue.runtime.queueworker import serve_queue
 
 log = logging.getLogger(__name__)
 
@@ -193,25 +193,7 @@ class WorkloadController:
                     await task
 
     async def _worker(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except (KubeError, KueueError) as err:
-                log.info("multikueue: syncing %s: %s", key, err)
-                self.queue.add_rate_limited(key)
-            except Exception:
-                # A bug must not stop the worker: log it and retry later (HandleError).
-                log.exception("multikueue: syncing %s", key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await serve_queue(self.queue, self.sync, "multikueue: syncing")
 
     async def sync(self, key: str) -> None:
         """One reconcile pass of local workload ``key``."""

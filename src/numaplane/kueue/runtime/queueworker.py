@@ -1,5 +1,6 @@
 """A controller's worker: take a key from a work queue, reconcile it, retry a failure with the
-queue's per-key backoff (controller-runtime's reconcile loop, as ``KueueRuntime`` runs its own)."""
+queue's per-key backoff (controller-runtime's reconcile loop); Kueue's and MultiKueue's
+controllers all run it."""
 
 from __future__ import annotations
 
