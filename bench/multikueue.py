@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import os
 import random
 import resource
 import statistics
@@ -197,18 +198,20 @@ def worker_objects(scenario: Scenario, worker: str) -> list[tuple[str, Obj]]:
     return _queues([("cq", [])], quota) + local
 
 
-def kueue_config(worker_lost_timeout: float, gc_interval: float) -> str:
-    """The manager's Kueue Configuration."""
-    return yaml.safe_dump(
-        {
-            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-            "kind": "Configuration",
-            "multiKueue": {
-                "workerLostTimeout": f"{worker_lost_timeout:g}s",
-                "gcInterval": f"{gc_interval:g}s",
-            },
-        }
-    )
+def kueue_config(worker_lost_timeout: float, gc_interval: float, concurrency: int) -> str:
+    """The manager's Kueue Configuration (``concurrency``: its Workload controllers'
+    ``groupKindConcurrency``, 0 for Kueue's shipped value)."""
+    config: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "multiKueue": {
+            "workerLostTimeout": f"{worker_lost_timeout:g}s",
+            "gcInterval": f"{gc_interval:g}s",
+        },
+    }
+    if concurrency:
+        config["controller"] = {"groupKindConcurrency": {"Workload.kueue.x-k8s.io": concurrency}}
+    return yaml.safe_dump(config)
 
 
 # --- the workers' Kueues (a child process) -------------------------------------------------------
@@ -435,8 +438,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
-async def measure(server: Any, scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
-    """Submit the Jobs, time the dispatch, then lose a worker; the figures."""
+async def measure(
+    server: Any, scenario: Scenario, args: argparse.Namespace, pids: dict[str, int]
+) -> dict[str, Any]:
+    """Submit the Jobs, time the dispatch, then lose a worker; the figures. ``pids`` names the
+    processes whose CPU time the dispatch costs."""
     from numaplane.kube import KubeClient, load_kubeconfig
 
     figures: dict[str, Any] = {}
@@ -445,6 +451,7 @@ async def measure(server: Any, scenario: Scenario, args: argparse.Namespace) -> 
         _, version = await manager.list_all(API, "workloads", NAMESPACE)
         watch = Watch()
         watcher = asyncio.create_task(_watch(manager, version, watch))
+        cpu_before = {name: _cpu_s(pid) for name, pid in pids.items()}
         began = time.perf_counter()
         for chunk in _chunks(list(scenario.jobs), 64):
             await asyncio.gather(
@@ -460,6 +467,7 @@ async def measure(server: Any, scenario: Scenario, args: argparse.Namespace) -> 
                 said = time.perf_counter()
                 progress = f"reserved {len(watch.reserved)}, admitted {len(watch.admitted)}"
                 print(f"multikueue bench: {progress} of {expected}", file=sys.stderr)
+        cpu = {name: _cpu_s(pid) - cpu_before[name] for name, pid in pids.items()}
         start = min(watch.reserved.values(), default=0.0)
         span = watch.last - start if watch.admitted else 0.0
         latencies = [
@@ -477,6 +485,12 @@ async def measure(server: Any, scenario: Scenario, args: argparse.Namespace) -> 
             "duplicates": duplicates,
             "lost": lost,
         }
+        # CPU time from the first create to the last admission, per Workload admitted: what
+        # a dispatch costs each process, whatever the machine's load.
+        done = max(1, len(watch.admitted))
+        for name, seconds in cpu.items():
+            figures[f"cpu_ms_per_dispatch_{name}"] = round(1000 * seconds / done, 1)
+        figures["cpu_ms_per_dispatch"] = round(1000 * sum(cpu.values()) / done, 1)
         if not args.no_lost_worker:
             figures |= await lose_a_worker(server, manager, scenario, watch, args)
         watcher.cancel()
@@ -557,6 +571,16 @@ def _peak_mib(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """A live process's user + system CPU time so far, seconds (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    # After the command name: state is field 3, utime and stime fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
@@ -580,7 +604,9 @@ def run(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
             asyncio.run(set_up(server, scenario))
             figures["setup_s"] = round(time.perf_counter() - began, 1)
             config = work / "kueue-config.yaml"
-            config.write_text(kueue_config(args.worker_lost_timeout, args.gc_interval))
+            config.write_text(
+                kueue_config(args.worker_lost_timeout, args.gc_interval, args.workload_concurrency)
+            )
             host = [str(server.cluster_kubeconfig(name)) for name in scenario.workers]
             verbose = ["-v"] if args.keep_logs else []
             logs = [(work / f"{name}.log").open("wb") for name in ("workers", "manager")]
@@ -595,7 +621,12 @@ def run(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
                 stdout=logs[1], stderr=subprocess.STDOUT,
             )  # fmt: skip
             try:
-                figures |= asyncio.run(measure(server, scenario, args))
+                pids = {
+                    "apiserver": server.process.pid,
+                    "manager": kueue.pid,
+                    "workers": workers.pid,
+                }
+                figures |= asyncio.run(measure(server, scenario, args, pids))
                 figures["apiserver_mib"] = _peak_mib(server.process.pid)
                 figures["manager_kueue_mib"] = _peak_mib(kueue.pid)
                 figures["workers_kueue_mib"] = _peak_mib(workers.pid)
@@ -627,6 +658,13 @@ def main() -> None:
     parser.add_argument("--gc-interval", type=float, default=10.0, help="seconds")
     parser.add_argument("--quiet-s", type=float, default=60.0, help="stop waiting after this idle")
     parser.add_argument("--setup-timeout", type=float, default=300.0, help="seconds")
+    parser.add_argument(
+        "--workload-concurrency",
+        type=int,
+        default=0,
+        help="the manager's controller.groupKindConcurrency for Workload.kueue.x-k8s.io "
+        "(the MultiKueue workload controller's reconciles at once; default: Kueue's shipped 10)",
+    )
     parser.add_argument("--no-lost-worker", action="store_true", help="skip the lost worker")
     parser.add_argument("--keep-logs", default="", help="copy the Kueue logs into this folder")
     args = parser.parse_args()
@@ -637,6 +675,7 @@ def main() -> None:
         "jobs": args.jobs,
         "clusters_per_config": len(scenario.configs[0]) if scenario.configs else 0,
         "seed": args.seed,
+        "workload_concurrency": args.workload_concurrency or 10,
     }
     print(" ".join(f"{k}={v}" for k, v in {**head, **figures}.items()))
 

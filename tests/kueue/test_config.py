@@ -56,6 +56,10 @@ def test_an_empty_configuration_takes_upstream_defaults(tmp_path: Path) -> None:
         worker_lost_timeout=900.0,
         dispatcher_name="kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
     )
+    # What Kueue's shipped configuration sets since kueue#12440.
+    assert got.concurrency("Workload.kueue.x-k8s.io") == 10
+    assert got.concurrency("ClusterQueue.kueue.x-k8s.io") == 5
+    assert got.concurrency("Cohort.kueue.x-k8s.io") == 1
 
 
 def test_every_field_that_applies(tmp_path: Path) -> None:
@@ -90,6 +94,8 @@ leaderElection:
   resourceNamespace: elsewhere
 featureGates: {DisableWaitForPodsReady: true, MultiKueue: true}
 clientConnection: {qps: 50, burst: 100}
+controller:
+  groupKindConcurrency: {Workload.kueue.x-k8s.io: 32, Job.batch: 2}
 resources:
   excludeResourcePrefixes: [networking.example.com/]
 objectRetentionPolicies:
@@ -124,6 +130,9 @@ objectRetentionPolicies:
     assert got.leader_election_namespace() == "elsewhere"
     assert got.feature_gates == {"DisableWaitForPodsReady": True, "MultiKueue": True}
     assert (got.client_qps, got.client_burst) == (50.0, 100)
+    assert got.concurrency("Workload.kueue.x-k8s.io") == 32
+    assert got.concurrency("Job.batch") == 2
+    assert got.concurrency("LocalQueue.kueue.x-k8s.io") == 5
     assert got.exclude_resource_prefixes == ("networking.example.com/",)
     assert got.delete_finished_workloads_after == 3600.0
     assert got.delete_deactivated_workloads_after is None
@@ -181,6 +190,18 @@ class BadCase:
 
 BAD = [
     BadCase("not yaml", "a: [1, 2\n", None, "not valid YAML"),
+    BadCase(
+        "zero concurrency",
+        HEAD + "controller: {groupKindConcurrency: {Workload.kueue.x-k8s.io: 0}}\n",
+        "controller.groupKindConcurrency.Workload.kueue.x-k8s.io",
+        "must be at least 1, got 0",
+    ),
+    BadCase(
+        "concurrency not a number",
+        HEAD + "controller: {groupKindConcurrency: {Job.batch: many}}\n",
+        "controller.groupKindConcurrency.Job.batch",
+        "expected int, got",
+    ),
     BadCase("empty", "", None, "the document is empty"),
     BadCase("a list", "- 1\n", None, "got a list"),
     BadCase(

@@ -200,6 +200,7 @@ def config_from_dict(obj: object, source: str = "<config>") -> KueueConfig:
         feature_gates=gates,
         client_qps=doc.typed(client, "qps", "clientConnection.qps", float, 1000.0),
         client_burst=doc.typed(client, "burst", "clientConnection.burst", int, 1000),
+        group_kind_concurrency=_group_kind_concurrency(doc, obj),
         exclude_resource_prefixes=doc.strings(
             resources, "excludeResourcePrefixes", "resources.excludeResourcePrefixes"
         )
@@ -385,6 +386,19 @@ def _multi_kueue(doc: _Doc, obj: Mapping[str, Any]) -> MultiKueueConfig:
         external_frameworks=tuple(external),
         cluster_profile=doc.section(section, "clusterProfile", f"{path}.clusterProfile"),
     )
+
+
+def _group_kind_concurrency(doc: _Doc, obj: Mapping[str, Any]) -> dict[str, int]:
+    controller = doc.section(obj, "controller", "controller") or {}
+    path = "controller.groupKindConcurrency"
+    section = doc.section(controller, "groupKindConcurrency", path) or {}
+    out: dict[str, int] = {}
+    for name in section:
+        count = doc.typed(section, name, f"{path}.{name}", int, 0)
+        if count < 1:
+            raise doc.fail(f"{path}.{name}", f"must be at least 1, got {count}")
+        out[str(name)] = count
+    return out
 
 
 def _leader_election(doc: _Doc, obj: Mapping[str, Any]) -> LeaderElectionConfig:

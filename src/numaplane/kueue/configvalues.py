@@ -103,6 +103,15 @@ class MultiKueueConfig:
     cluster_profile: Mapping[str, Any] | None = None
 
 
+#: ``controller.groupKindConcurrency`` of the Configuration Kueue ships (kueue#12440).
+SHIPPED_CONCURRENCY: Final[Mapping[str, int]] = {
+    "Workload.kueue.x-k8s.io": 10,
+    "LocalQueue.kueue.x-k8s.io": 5,
+    "ClusterQueue.kueue.x-k8s.io": 5,
+    "Job.batch": 5,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class LeaderElectionConfig:
     """``leaderElection`` (component-base's recommended defaults); durations in seconds."""
@@ -147,6 +156,8 @@ class KueueConfig:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     client_qps: float = 1000.0
     client_burst: int = 1000
+    #: ``controller.groupKindConcurrency``: reconciles at once per ``Kind.group``.
+    group_kind_concurrency: Mapping[str, int] = field(default_factory=dict)
     exclude_resource_prefixes: tuple[str, ...] = ()
     #: ``resources.quotaCheckStrategy``, honoured with the ``QuotaCheckStrategy`` gate (alpha,
     #: off): ``BlockUndeclared`` otherwise.
@@ -164,6 +175,12 @@ class KueueConfig:
     def leader_election_namespace(self) -> str:
         """Where the leader-election Lease lives."""
         return self.leader_election.resource_namespace or self.namespace
+
+    def concurrency(self, group_kind: str) -> int:
+        """How many reconciles of ``group_kind`` (``Kind.group``) run at once: the
+        configuration's ``controller.groupKindConcurrency``, else what Kueue's shipped
+        configuration sets (kueue#12440: Workload 10, LocalQueue and ClusterQueue 5, Job 5)."""
+        return self.group_kind_concurrency.get(group_kind) or SHIPPED_CONCURRENCY.get(group_kind, 1)
 
     @property
     def wait_for_pods_ready_enabled(self) -> bool:

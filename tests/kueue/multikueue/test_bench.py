@@ -75,6 +75,9 @@ def test_a_tiny_run_admits_each_job_once_and_requeues_after_the_timeout() -> Non
     assert figures["admitted"] == "5"
     assert figures["duplicates"] == "0"
     assert figures["lost"] == "0"
+    # The dispatch's CPU time is read from each process (all three worked).
+    for process in ("apiserver", "manager", "workers"):
+        assert float(figures[f"cpu_ms_per_dispatch_{process}"]) > 0
     assert figures["duplicates_after"] == "0"
     # Not before workerLostTimeout: a requeue at once would mean the loss was not waited out.
     assert float(figures["lost_worker_first_requeue_s"]) >= 2.0

@@ -75,6 +75,10 @@ class KueueRunOptions:
         return self.config.leader_election.resource_name or LEASE_NAME
 
 
+#: The ``groupKindConcurrency`` key of the MultiKueue workload controller (built For Workload).
+WORKLOAD_GROUP_KIND: Final = "Workload.kueue.x-k8s.io"
+
+
 async def check_api(client: KubeClient, wait_s: float = API_WAIT_S) -> None:
     """Return once every resource Kueue watches is served; :class:`KueueError` naming the
     first that is not after ``wait_s`` (the Kueue CRDs are not installed)."""
@@ -127,7 +131,9 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
             namespace=options.config.namespace or DEFAULT_NAMESPACE,
             clock=runtime.clock,
             events_batch_period=options.multikueue_events_batch_period,
-            workers=options.workers,
+            # Its passes wait on workers' round trips rather than on this loop, so it takes
+            # the configured Workload concurrency, not the runtime's own worker count.
+            workers=options.config.concurrency(WORKLOAD_GROUP_KIND),
         )
         # Either stopping (an error, or cancellation on SIGTERM or a lost lease) stops both.
         async with asyncio.TaskGroup() as group:

@@ -18,6 +18,7 @@ status from its cache (clearing ``startTime``) and can put the old counters back
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Mapping
@@ -103,13 +104,30 @@ def object_key(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
+#: The actions made on a worker cluster.
+RemoteAction = (
+    CreateRemoteWorkload
+    | CreateRemoteJob
+    | UpdateRemoteWorkload
+    | PatchRemoteWorkloadStatus
+    | RemoveRemoteObjects
+)
+REMOTE_ACTIONS: Final = (
+    CreateRemoteWorkload,
+    CreateRemoteJob,
+    UpdateRemoteWorkload,
+    PatchRemoteWorkloadStatus,
+    RemoveRemoteObjects,
+)
+
 #: The merge patch that clears them (null deletes a field).
 CLEAR_ACTIVE: Final = {"status": dict.fromkeys(ACTIVE_COUNTERS)}
 
 
 class Executor:
-    """Makes one reconcile pass's actions, in order; the first failure raises (the caller
-    retries the key with backoff)."""
+    """Makes one reconcile pass's actions in order, except that consecutive remote actions on
+    distinct clusters go at once; the first failure raises (the caller retries the key with
+    backoff)."""
 
     def __init__(
         self,
@@ -161,7 +179,18 @@ class Executor:
                 del self.to_clear[job_key]
             elif local_job is None or has_active_counters(local_job):
                 await self._clear(job_key)
+        pending: list[RemoteAction] = []
         for action in actions:
+            if isinstance(action, REMOTE_ACTIONS):
+                if any(other.cluster == action.cluster for other in pending):
+                    await self._remote_all(pending)
+                    pending = []
+                pending.append(action)
+                continue
+            # A local action (or an event, a counter) follows what came before it: the remote
+            # writes it may report on are made first, and a failed one stops it.
+            await self._remote_all(pending)
+            pending = []
             if isinstance(action, UpdateLocalWorkloadStatus):
                 await self._write_status(self.local, WORKLOADS, action.obj)
                 if job_key is not None and lost_worker_retry(local_workload, action.obj, check):
@@ -170,28 +199,44 @@ class Executor:
                     await self._clear(job_key)
             elif isinstance(action, UpdateLocalJobStatus):
                 await self._write_status(self.local, JOBS, action.obj)
-            elif isinstance(action, CreateRemoteWorkload):
-                await self._create(self._client(action.cluster), WORKLOADS, action.obj)
-            elif isinstance(action, CreateRemoteJob):
-                await self._create(self._client(action.cluster), JOBS, action.obj)
-                self.jobs_created[action.cluster] += 1
-            elif isinstance(action, UpdateRemoteWorkload):
-                client = self._client(action.cluster)
-                await client.update(*WORKLOADS, action.obj, _ns(action.obj), decode=False)
-            elif isinstance(action, PatchRemoteWorkloadStatus):
-                await self._write_status(self._client(action.cluster), WORKLOADS, action.obj)
-            elif isinstance(action, RemoveRemoteObjects):
-                await remove_remote_objects(
-                    self._client(action.cluster),
-                    action.namespace,
-                    action.workload,
-                    action.job,
-                    self.origin,
-                )
             elif isinstance(action, RecordEvent):
                 self.recorder.event(action.obj, action.type, action.reason, action.message)
             elif isinstance(action, CountMetric):
                 self.counters[(action.name, action.labels)] += 1
+        await self._remote_all(pending)
+
+    async def _remote_all(self, actions: list[RemoteAction]) -> None:
+        """Make remote actions of distinct clusters at once: each waits on its own worker's
+        round trip, and a pass that copies a Workload to N workers (or removes N losing copies)
+        would otherwise take N round trips. Every one is let finish; the first failure (in
+        action order) is raised, and the retried pass reads what did land."""
+        if len(actions) == 1:
+            await self._remote(actions[0])
+            return
+        if not actions:
+            return
+        results = await asyncio.gather(
+            *(self._remote(action) for action in actions), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    async def _remote(self, action: RemoteAction) -> None:
+        client = self._client(action.cluster)
+        if isinstance(action, CreateRemoteWorkload):
+            await self._create(client, WORKLOADS, action.obj)
+        elif isinstance(action, CreateRemoteJob):
+            await self._create(client, JOBS, action.obj)
+            self.jobs_created[action.cluster] += 1
+        elif isinstance(action, UpdateRemoteWorkload):
+            await client.update(*WORKLOADS, action.obj, _ns(action.obj), decode=False)
+        elif isinstance(action, PatchRemoteWorkloadStatus):
+            await self._write_status(client, WORKLOADS, action.obj)
+        else:
+            await remove_remote_objects(
+                client, action.namespace, action.workload, action.job, self.origin
+            )
 
     async def _clear(self, job_key: str) -> None:
         namespace, _, name = job_key.partition("/")
