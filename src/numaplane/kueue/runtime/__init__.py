@@ -128,6 +128,7 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
             clock=runtime.clock,
             events_batch_period=options.multikueue_events_batch_period,
             workers=options.workers,
+            feature_gates=options.config.feature_gates,
         )
         # Either stopping (an error, or cancellation on SIGTERM or a lost lease) stops both.
         async with asyncio.TaskGroup() as group:
