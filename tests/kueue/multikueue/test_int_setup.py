@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.kube.errors import ApiError
 from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import Clusters
 from tests.kueue.multikueue.intworld import Knobs, World, run, world
@@ -55,16 +56,78 @@ def test_a14_cluster_profile_gate_off(int_clusters: Clusters) -> None:
             w.cluster_names.add("worker3")
             await w.create("manager", cluster)
             await w.until_cluster("worker3", "False", "MultiKueueClusterProfileFeatureDisabled")
-            found = await w.cluster_active("worker3")
-            assert found is not None
-            assert "MultiKueueClusterProfile feature gate" in found[2]
+            disabled: tuple[str, str, str] | None = (
+                "False",
+                "MultiKueueClusterProfileFeatureDisabled",
+                "load client config failed: MultiKueueClusterProfile feature gate is disabled",
+            )
+            assert await w.cluster_active("worker3") == disabled
+            # Creating the profile changes nothing while the gate is off.
+            await create_cluster_profile(w, "profile3")
+            await mk.consistently(
+                lambda: w.cluster_active("worker3"), disabled, 0.5, "worker3 Active"
+            )
             # The other clusters are untouched.
             assert await w.cluster_active("worker1") == ("True", "Active", "Connected")
 
     run(scenario)
 
 
-async def manager_quota(w: World) -> tuple[Any, tuple[str, str, str] | None]:
+async def create_cluster_profile(w: World, name: str) -> None:
+    """ClusterProfile ``name`` in Kueue's namespace, its CRD (multicluster.x-k8s.io, schema
+    left open) installed first as upstream's suite does."""
+    client = w.manager.client
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "clusterprofiles.multicluster.x-k8s.io"},
+        "spec": {
+            "group": "multicluster.x-k8s.io",
+            "scope": "Namespaced",
+            "names": {
+                "plural": "clusterprofiles",
+                "singular": "clusterprofile",
+                "kind": "ClusterProfile",
+                "listKind": "ClusterProfileList",
+            },
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    await client.create("apiextensions.k8s.io/v1", "customresourcedefinitions", crd)
+    profile = {
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+        "kind": "ClusterProfile",
+        "metadata": {"name": name, "namespace": mk.KUEUE_NAMESPACE},
+        "spec": {"clusterManager": {"name": "test"}},
+    }
+
+    async def created() -> bool:
+        try:
+            await client.create(
+                "multicluster.x-k8s.io/v1alpha1", "clusterprofiles", profile, mk.KUEUE_NAMESPACE
+            )
+        except ApiError as err:
+            if err.is_not_found:
+                return False  # the CRD is not served yet
+            raise
+        return True
+
+    await w.until(created, f"ClusterProfile {name} created")
+
+
+async def manager_quota(w: World) -> tuple[str, tuple[str, str, str] | None]:
     """The manager ClusterQueue's cpu nominal quota and its automation condition."""
     found = await w.get("manager", QUEUE_REF)
     assert found is not None
@@ -149,7 +212,8 @@ def test_g11_gate_off_watches_no_worker_queues(int_clusters: Clusters) -> None:
                 assert remote is not None
                 assert (remote.local_queues, remote.cluster_queues) == (None, None)
             await set_quota_management(w, "Automated")
-            await mk.consistently(lambda: manager_quota(w), ("5", None), 1.0, "manager quota")
+            unchanged: tuple[str, tuple[str, str, str] | None] = ("5", None)
+            await mk.consistently(lambda: manager_quota(w), unchanged, 1.0, "manager quota")
 
     run(scenario)
 
