@@ -1,6 +1,7 @@
 """One worker cluster as the manager sees it (upstream's ``remoteClient``): a client, two
-informers on the worker's Workloads and batch/v1 Jobs that carry the manager's origin label,
-and the connection state the workload reconciler reads (``connected``, ``lost_since``).
+informers on the worker's Workloads and batch/v1 Jobs that carry the manager's origin label
+(with manager quota automation, two more on all its LocalQueues and ClusterQueues), and the
+connection state the workload reconciler reads (``connected``, ``lost_since``).
 
 :func:`connect` opens both informers and returns only once both listed (or raises the first
 list/watch failure, or times out); the caller marks the cluster connected and only then lets
@@ -160,11 +161,11 @@ async def connect(
         for i in informers
     ]
 
-    async def both_synced() -> None:
+    async def all_synced() -> None:
         for informer in informers:
             await informer.wait_synced()
 
-    synced = asyncio.ensure_future(both_synced())
+    synced = asyncio.ensure_future(all_synced())
     waited: set[asyncio.Future[Any]] = {synced, failed}
     try:
         done, _ = await asyncio.wait(waited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
