@@ -42,6 +42,8 @@ class Knobs:
     events_batch_period: float = 0.25
     dispatcher: str = DISPATCHER_ALL_AT_ONCE
     step_size: int | None = None
+    #: The manager's Configuration featureGates.
+    feature_gates: tuple[tuple[str, bool], ...] = ()
 
     def config(self) -> KueueConfig:
         """The manager's Kueue configuration."""
@@ -51,7 +53,9 @@ class Knobs:
             dispatcher_name=self.dispatcher,
             incremental_step_size=self.step_size,
         )
-        return dataclasses.replace(KueueConfig(), multi_kueue=section)
+        return dataclasses.replace(
+            KueueConfig(), multi_kueue=section, feature_gates=dict(self.feature_gates)
+        )
 
 
 @dataclass
@@ -95,6 +99,7 @@ class World:
             clock=runtime.clock,
             events_batch_period=self.knobs.events_batch_period,
             workers=2,
+            feature_gates=config.feature_gates,
         )
         node.task = asyncio.ensure_future(runtime.run())
         node.mk_task = asyncio.ensure_future(node.multikueue.run())

@@ -134,6 +134,7 @@ async def run_kueue(client: KubeClient, options: KueueRunOptions) -> None:
             # Its passes wait on workers' round trips rather than on this loop, so it takes
             # the configured Workload concurrency, not the runtime's own worker count.
             workers=options.config.concurrency(WORKLOAD_GROUP_KIND),
+            feature_gates=options.config.feature_gates,
         )
         # Either stopping (an error, or cancellation on SIGTERM or a lost lease) stops both.
         async with asyncio.TaskGroup() as group:

@@ -92,6 +92,7 @@ class RemoteClusters:
         health_interval: float = 0.0,
         health_timeout: float = 10.0,
         recorder: EventRecorder | None = None,
+        remote_queues: Callable[[RemoteCluster], None] | None = None,
     ) -> None:
         self.local = local
         self.namespace = namespace
@@ -112,6 +113,9 @@ class RemoteClusters:
         self.health_timeout = health_timeout
         #: Where the DeprecatedPathUsage warning goes (None: not recorded).
         self.recorder = recorder
+        #: Set with manager quota automation only: each connection also watches the worker's
+        #: LocalQueues and ClusterQueues, and this gets every new connection to handle them.
+        self.remote_queues = remote_queues
         self.is_local_gone: Callable[[str], bool] = lambda key: False
         #: The manager's MultiKueueClusters, Secrets in ``namespace``, AdmissionChecks and
         #: MultiKueueConfigs (shared with the workload controller: one watch each).
@@ -237,7 +241,9 @@ class RemoteClusters:
             self._dropped(rc, generation, err)
 
         try:
-            client, workloads, jobs, tasks = await connect(config, self.origin, timeout, on_error)
+            client, workloads, jobs, tasks, queues = await connect(
+                config, self.origin, timeout, on_error, queues=self.remote_queues is not None
+            )
         except KubeError as err:
             rc.failed_attempts += 1
             delay = cs.retry_after(rc.failed_attempts, self.retry_base)
@@ -253,7 +259,7 @@ class RemoteClusters:
             await stop(tasks, client)
             return
         await rc.stop_watchers()  # the previous connection, when a rotation replaced it
-        rc.adopt(generation, client, workloads, jobs, tasks)
+        rc.adopt(generation, client, workloads, jobs, tasks, queues)
         rc.mark_connected()
         rc.failed_attempts, rc.next_attempt = 0, 0.0
         # Connected before any event is delivered (upstream #12824): handlers added now
@@ -261,6 +267,8 @@ class RemoteClusters:
         on_workload, on_job = self._remote_handlers(rc.name)
         workloads.add_handler(on_workload)
         jobs.add_handler(on_job)
+        if self.remote_queues is not None:
+            self.remote_queues(rc)
         log.info("multikueue cluster %s: connected to %s", rc.name, config.server)
         self.on_cluster_change(rc.name)
         await self._write_status(obj, cs.CONNECTED)

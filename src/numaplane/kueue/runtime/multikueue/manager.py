@@ -2,7 +2,9 @@
 as upstream's ``MultiKueue`` feature gate): the remote clusters (one client and its watches per
 MultiKueueCluster, kubeconfig Secrets read from Kueue's namespace), the MultiKueue
 AdmissionCheck ``Active`` controller and the workload controller, started once the runtime's
-caches are synced and stopped with it. The Configuration's ``multiKueue`` section drives them.
+caches are synced and stopped with it. The Configuration's ``multiKueue`` section drives them;
+with feature gate ``MultiKueueManagerQuotaAutomation`` (alpha, off by default) the manager
+quota automation runs too (:mod:`.quotaautomation`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from numaplane.kube.events import EventRecorder
 from numaplane.kube.informer import Informer
 from numaplane.kueue import constants as c
 from numaplane.kueue.configvalues import MultiKueueConfig
+from numaplane.kueue.multikueue import quota
 from numaplane.kueue.runtime.multikueue.clients import RemoteClusters
 from numaplane.kueue.runtime.multikueue.controller import (
     EVENTS_BATCH_PERIOD_S,
     WorkloadController,
     reconcile_options,
 )
+from numaplane.kueue.runtime.multikueue.quotaautomation import QuotaAutomation
+from numaplane.kueue.runtime.multikueue.remote import RemoteCluster
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +68,12 @@ class MultiKueue:
         events_batch_period: float = EVENTS_BATCH_PERIOD_S,
         workers: int = 4,
         health_interval: float = HEALTH_INTERVAL_S,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self.informers = informers
+        #: Only with the gate: nothing watches the workers' queues for it otherwise.
+        self.quota: QuotaAutomation | None = None
+        automated = (feature_gates or {}).get(quota.GATE, False)
         self.remotes = RemoteClusters(
             client,
             namespace=namespace,
@@ -72,8 +81,9 @@ class MultiKueue:
             clock=clock,
             gc_interval=config.gc_interval,
             on_remote_change=lambda cluster, key: self.controller.on_remote_change(cluster, key),
-            on_cluster_change=lambda cluster: self.controller.on_cluster_change(cluster),
+            on_cluster_change=self._cluster_changed,
             health_interval=health_interval,
+            remote_queues=self._watch_worker if automated else None,
         )
         self.controller = WorkloadController(
             client,
@@ -95,6 +105,26 @@ class MultiKueue:
             workers=workers,
         )
         self.remotes.is_local_gone = self.controller.is_local_gone
+        if automated:
+            self.quota = QuotaAutomation(
+                client,
+                cluster_queues=informers["ClusterQueue"],
+                local_queues=informers["LocalQueue"],
+                checks=informers["AdmissionCheck"],
+                configs=self.remotes.configs,
+                clock=clock,
+                events_batch_period=events_batch_period,
+            )
+            self.quota.remotes = self.remotes
+
+    def _watch_worker(self, rc: RemoteCluster) -> None:
+        if self.quota is not None:
+            self.quota.watch_worker(rc)
+
+    def _cluster_changed(self, cluster: str) -> None:
+        self.controller.on_cluster_change(cluster)
+        if self.quota is not None:
+            self.quota.on_cluster_change(cluster)
 
     async def run(self) -> None:
         """Wait for the runtime's caches, then run until cancelled."""
@@ -106,6 +136,10 @@ class MultiKueue:
             await self.remotes.configs.wait_synced()
             log.info("multikueue: caches synced, starting the workload controller")
             tasks.append(asyncio.create_task(self.controller.run(), name="multikueue-workloads"))
+            if self.quota is not None:
+                for kind in ("ClusterQueue", "LocalQueue"):
+                    await self.informers[kind].wait_synced()
+                tasks.append(asyncio.create_task(self.quota.run(), name="multikueue-quota"))
             # Not gather: a cancelled gather cancels every task at once (see below).
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:

@@ -1,6 +1,7 @@
 """One worker cluster as the manager sees it (upstream's ``remoteClient``): a client, two
-informers on the worker's Workloads and batch/v1 Jobs that carry the manager's origin label,
-and the connection state the workload reconciler reads (``connected``, ``lost_since``).
+informers on the worker's Workloads and batch/v1 Jobs that carry the manager's origin label
+(with manager quota automation, two more on all its LocalQueues and ClusterQueues), and the
+connection state the workload reconciler reads (``connected``, ``lost_since``).
 
 :func:`connect` opens both informers and returns only once both listed (or raises the first
 list/watch failure, or times out); the caller marks the cluster connected and only then lets
@@ -53,6 +54,9 @@ class RemoteCluster:
         self.workloads: Informer | None = None
         #: The worker's batch/v1 Jobs with our origin label.
         self.jobs: Informer | None = None
+        #: Only with manager quota automation: all the worker's LocalQueues and ClusterQueues.
+        self.local_queues: Informer | None = None
+        self.cluster_queues: Informer | None = None
         #: The kubeconfig the current (or last tried) connection uses.
         self.config: KubeConfig | None = None
         #: Failed connection attempts since the last success or config change.
@@ -83,10 +87,12 @@ class RemoteCluster:
         workloads: Informer,
         jobs: Informer,
         tasks: list[asyncio.Task[None]],
+        queues: tuple[Informer, Informer] | None = None,
     ) -> None:
         """Make a freshly made connection (its informers running as ``tasks``) current."""
         self.generation = generation
         self.client, self.workloads, self.jobs = client, workloads, jobs
+        self.local_queues, self.cluster_queues = queues or (None, None)
         self._tasks = tasks
 
     async def stop_watchers(self) -> None:
@@ -95,6 +101,7 @@ class RemoteCluster:
         tasks, self._tasks = self._tasks, []
         client = self.client
         self.client = self.workloads = self.jobs = None
+        self.local_queues = self.cluster_queues = None
         await stop(tasks, client)
 
 
@@ -120,10 +127,15 @@ async def connect(
     origin: str,
     timeout: float,
     on_error: Callable[[KubeError], None],
-) -> tuple[KubeClient, Informer, Informer, list[asyncio.Task[None]]]:
+    *,
+    queues: bool = False,
+) -> tuple[
+    KubeClient, Informer, Informer, list[asyncio.Task[None]], tuple[Informer, Informer] | None
+]:
     """A client to the worker and its two informers, both listed; raises the first failure
     (a :class:`KubeError`; :class:`EstablishTimeoutError` after ``timeout`` seconds). Failures after
-    the lists go to ``on_error``."""
+    the lists go to ``on_error``. With ``queues`` (manager quota automation), two more
+    informers on all the worker's LocalQueues and ClusterQueues, listed too."""
     client = KubeClient(config)  # KubeconfigError when its certificate is unusable
     failed: asyncio.Future[KubeError] = asyncio.get_running_loop().create_future()
     established = False
@@ -138,16 +150,22 @@ async def connect(
     label = selector(origin)
     workloads = Informer(client, c.API_VERSION, "workloads", label_selector=label, on_error=errored)
     jobs = Informer(client, JOBS_API, "jobs", label_selector=label, on_error=errored)
+    informers = [workloads, jobs]
+    if queues:
+        informers += [
+            Informer(client, c.API_VERSION, resource, on_error=errored)
+            for resource in ("localqueues", "clusterqueues")
+        ]
     tasks = [
-        asyncio.create_task(workloads.run(), name=f"multikueue-{config.server}-workloads"),
-        asyncio.create_task(jobs.run(), name=f"multikueue-{config.server}-jobs"),
+        asyncio.create_task(i.run(), name=f"multikueue-{config.server}-{i.resource}")
+        for i in informers
     ]
 
-    async def both_synced() -> None:
-        await workloads.wait_synced()
-        await jobs.wait_synced()
+    async def all_synced() -> None:
+        for informer in informers:
+            await informer.wait_synced()
 
-    synced = asyncio.ensure_future(both_synced())
+    synced = asyncio.ensure_future(all_synced())
     waited: set[asyncio.Future[Any]] = {synced, failed}
     try:
         done, _ = await asyncio.wait(waited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -162,7 +180,7 @@ async def connect(
             raise failed.result()
         raise EstablishTimeoutError(f"{config.server}: watch establishment timed out")
     established = True
-    return client, workloads, jobs, tasks
+    return client, workloads, jobs, tasks, (informers[2], informers[3]) if queues else None
 
 
 async def probe(client: KubeClient, origin: str, timeout: float) -> None:
