@@ -1,5 +1,7 @@
 """The manager's connections to its worker clusters (upstream's ``clustersReconciler``): one
 :class:`~numaplane.kueue.runtime.multikueue.remote.RemoteCluster` per MultiKueueCluster.
+(Over 400 lines: the connection's life — load, check, connect, back off, lose, rotate, GC — is
+one state machine, read best in one place.)
 
 Each MultiKueueCluster is reconciled from a work queue: its kubeconfig is loaded (Secret
 ``<namespace>/<location>`` key ``kubeconfig``, or a file) and checked; a new or changed
