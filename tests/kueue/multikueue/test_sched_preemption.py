@@ -82,6 +82,7 @@ async def preempted(w: World, name: str) -> None:
         "Evicted and Preempted",
     )
     assert (mk.condition(local, "Evicted") or ("", ""))[1] == "Preempted"
+    assert (mk.condition(local, "Preempted") or ("", ""))[1] == "InClusterQueue"
     await w.until_copies(name, set())
 
 
