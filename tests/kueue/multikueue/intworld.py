@@ -81,14 +81,18 @@ class World:
     knobs: Knobs
     #: Every MultiKueueCluster name a scenario used.
     cluster_names: set[str] = field(default_factory=lambda: set(mk.WORKERS))
+    #: Whether Kueue's scheduler runs (the SCHED harness, schedworld); INT reserves by hand.
+    scheduler: bool = False
 
     # ----- Kueue on the clusters -----------------------------------------------------------
 
     async def start_manager(self) -> None:
-        """Kueue (no scheduler) and MultiKueue on the manager."""
+        """Kueue (its scheduler only in the SCHED harness) and MultiKueue on the manager."""
         node = self.manager
         config = self.knobs.config()
-        runtime = KueueRuntime(node.client, config, scheduler=False, status_batch_period=0.25)
+        runtime = KueueRuntime(
+            node.client, config, scheduler=self.scheduler, status_batch_period=0.25
+        )
         node.runtime = runtime
         node.multikueue = MultiKueue(
             node.client,

@@ -423,3 +423,26 @@ def test_the_configured_quota_check_strategy_applies_to_every_queue(case: Strate
     api.create(k.workload(NS, "w1", "lq", {"cpu": "1", "memory": "1Gi"}))
     api.settle()
     assert (api.admitted() == [f"{NS}/w1"]) == case.admitted
+
+
+def test_lowering_a_reserved_workloads_priority_wakes_the_parked_preemptor() -> None:
+    # Upstream's workload Update handler: a priority change of a workload holding quota moves
+    # the parked workloads of its tree back to the heaps (QueueAssociatedInadmissibleWorkloads
+    # After), so one that could not preempt it may now (MultiKueue scenario E8).
+    api = _world(cpu="2", preemption={"withinClusterQueue": "LowerPriority"})
+    api.create(k.workload(NS, "first", "lq", {"cpu": "2"}, priority=10))
+    api.settle()
+    api.advance(1)
+    api.create(k.workload(NS, "second", "lq", {"cpu": "2"}, priority=10))
+    api.settle()
+    assert api.admitted() == [f"{NS}/first"]
+    assert _cond(api, "first", "Evicted") is None
+    lowered = api.workload(NS, "first")
+    api.update({**lowered, "spec": {**lowered["spec"], "priority": 1}})
+    api.settle()
+    evicted = _cond(api, "first", "Evicted")
+    assert evicted is not None
+    assert evicted[:2] == ("True", "Preempted")
+    waiting = _cond(api, "second", "QuotaReserved")
+    assert waiting is not None
+    assert waiting[2].endswith("Pending the preemption of 1 workload(s)")

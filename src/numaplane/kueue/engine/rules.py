@@ -238,6 +238,11 @@ def _observe_workload(state: EngineState, key: str, obj: Obj) -> Touched:
         # Quota freed (released, finished): parked workloads of the tree may fit now.
         assert old is not None
         touched.merge(state.wake_tree([state.cluster_queue_of(old)]))
+    elif _reserved(old) and _reserved(wl) and old is not None and old.priority != wl.priority:
+        # Upstream's Update handler (workload.PriorityChanged): a workload holding quota whose
+        # priority changed may now be a preemption target, so its tree's parked workloads
+        # go back to the heaps.
+        touched.merge(state.wake_tree([state.cluster_queue_of(wl)]))
     return touched
 
 
