@@ -11,7 +11,8 @@ the API server applies (queueing strategy, preemption and fungibility policies, 
 podSet name and count, ``active``), and everything below them is kept as written
 (``x-kubernetes-preserve-unknown-fields``). Upstream's CEL rules are not repeated: the
 controllers read objects through :mod:`numaplane.kueue.api.parse`, which refuses what they
-cannot use.
+cannot use. The MultiKueue kinds are the exception: their specs (and the MultiKueueCluster's
+condition count) carry upstream's whole validation, its CEL rules included (scenarios A7, A8).
 
 No conversion webhook runs, so an object written as ``v1beta1`` is stored with its ``v1beta1``
 field names; the parser reads both.
@@ -226,17 +227,75 @@ def _workload_spec(version: str) -> Schema:
     return _object(properties)
 
 
+# The MultiKueue kinds carry upstream's validation (sizes, enums, the default locationType and
+# the CEL rules): upstream enforces it only through its CRDs, so a user of ``numaplane up`` would
+# otherwise get a duplicate or oversized cluster list, or no kubeconfig source, accepted.
+_LOCATION_TYPES: Final = ("Secret", "Path")
+_MKC_SOURCES: Final = "[kubeConfig clusterProfileRef]"
+
+
+def _bounded(min_length: int | None = None, max_length: int | None = None) -> Schema:
+    out = _string()
+    if min_length is not None:
+        out["minLength"] = min_length
+    if max_length is not None:
+        out["maxLength"] = max_length
+    return out
+
+
 def _multikueue_config_spec(version: str) -> Schema:
-    properties: dict[str, Schema] = {"clusters": _strings()}
+    clusters: Schema = {"type": "array", "minItems": 1, "maxItems": 20}
+    if version == "v1beta1":
+        clusters |= {"items": _string(), "x-kubernetes-list-type": "set"}
+    else:
+        clusters |= {
+            "items": _bounded(max_length=256),
+            "x-kubernetes-list-type": "atomic",
+            "x-kubernetes-validations": [
+                {
+                    "rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
+                    "message": "must be unique",
+                }
+            ],
+        }
+    properties: dict[str, Schema] = {"clusters": clusters}
     if version == "v1beta2":
         properties["quotaManagement"] = _string(("Manual", "Automated"))
-    return _object(properties)
+    return {**_object(properties), "required": ["clusters"]}
 
 
 def _multikueue_cluster_spec(version: str) -> Schema:
+    profile = {
+        **_object({"name": _bounded(1, 256)}, open_=False),
+        "required": ["name"],
+    }
+    location_type = _string(_LOCATION_TYPES, "Secret")
     if version == "v1beta1":
-        return _object({"kubeConfig": _open(), "clusterProfileRef": _open()})
-    return _object({"clusterSource": _open()})
+        kubeconfig = {
+            **_object({"location": _string(), "locationType": location_type}, open_=False),
+            "required": ["location", "locationType"],
+        }
+        spec = _object({"kubeConfig": kubeconfig, "clusterProfileRef": profile})
+        return {**spec, "required": ["kubeConfig"]}
+    kubeconfig = {
+        **_object({"location": _bounded(1, 256), "locationType": location_type}, open_=False),
+        "required": ["location"],
+    }
+    source = _object({"kubeConfig": kubeconfig, "clusterProfileRef": profile}, open_=False)
+    source["x-kubernetes-validations"] = [
+        {
+            "rule": "[has(self.kubeConfig),has(self.clusterProfileRef)]"
+            ".filter(x,x==true).size() == 1",
+            "message": f"exactly one of the fields in {_MKC_SOURCES} must be set",
+        }
+    ]
+    return {**_object({"clusterSource": source}), "required": ["clusterSource"]}
+
+
+def _multikueue_cluster_status(version: str) -> Schema:
+    if version == "v1beta1":
+        return _open()
+    return _object({"conditions": {**_open_list(), "maxItems": 16}})
 
 
 def _topology_spec(version: str) -> Schema:
@@ -342,6 +401,8 @@ class KindInfo:
     status: bool
     spec: Callable[[str], Schema] | None
     columns: Callable[[str], list[Schema]] | None = None
+    #: The ``status`` schema by version (None: any object).
+    status_schema: Callable[[str], Schema] | None = None
 
 
 #: Every Kueue kind numaplane defines, by kind.
@@ -372,7 +433,13 @@ KUEUE_KINDS: Final[Mapping[str, KindInfo]] = {
         "multikueueconfigs", ("mkconf",), False, False, _multikueue_config_spec
     ),
     "MultiKueueCluster": KindInfo(
-        "multikueueclusters", ("mkc",), False, True, _multikueue_cluster_spec, _mkc_columns
+        "multikueueclusters",
+        ("mkc",),
+        False,
+        True,
+        _multikueue_cluster_spec,
+        _mkc_columns,
+        _multikueue_cluster_status,
     ),
     "Topology": KindInfo("topologies", ("topo",), False, False, _topology_spec),
     "ProvisioningRequestConfig": KindInfo(
@@ -381,7 +448,7 @@ KUEUE_KINDS: Final[Mapping[str, KindInfo]] = {
 }
 
 
-def _root_schema(kind: str, version: str, spec_fn: Callable[[str], Schema] | None) -> Schema:
+def _root_schema(kind: str, version: str, info: KindInfo) -> Schema:
     properties: dict[str, Schema] = {
         "apiVersion": {"type": "string"},
         "kind": {"type": "string"},
@@ -397,9 +464,9 @@ def _root_schema(kind: str, version: str, spec_fn: Callable[[str], Schema] | Non
             "properties": properties,
             "required": ["value"],
         }
-    assert spec_fn is not None
-    properties["spec"] = spec_fn(version)
-    properties["status"] = _open()
+    assert info.spec is not None
+    properties["spec"] = info.spec(version)
+    properties["status"] = _open() if info.status_schema is None else info.status_schema(version)
     return {"type": "object", "description": f"Kueue {kind}.", "properties": properties}
 
 
@@ -412,7 +479,7 @@ def kueue_crd(kind: str) -> dict[str, Any]:
             "name": version,
             "served": True,
             "storage": version == _STORAGE,
-            "schema": {"openAPIV3Schema": _root_schema(kind, version, info.spec)},
+            "schema": {"openAPIV3Schema": _root_schema(kind, version, info)},
         }
         if info.status:
             entry["subresources"] = {"status": {}}

@@ -1,6 +1,7 @@
 """The dispatchers (SPEC §3.5): the incremental dispatcher's vectors of scenario C7 (upstream
 ``incrementaldispatcher_test.go``; feature gates of upstream HEAD: config order and stepSize
-honoured, with the rows that turn them off), its skip cases, and AllAtOnce."""
+honoured, with the rows that turn them off), its skip cases, AllAtOnce, and scenario C8 (the
+cost-ordered spillover, through the reconciler with an injected clock)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from dataclasses import dataclass, replace
 import pytest
 
 from numaplane.kueue.configvalues import DISPATCHER_INCREMENTAL
-from numaplane.kueue.multikueue import CreateRemoteWorkload, DispatchState, GroupView, reconcile
+from numaplane.kueue.multikueue import (
+    CountMetric,
+    CreateRemoteWorkload,
+    DispatchState,
+    GroupView,
+    UpdateLocalWorkloadStatus,
+    reconcile,
+)
 from numaplane.kueue.multikueue.dispatch import (
     Nomination,
     Round,
@@ -205,3 +213,58 @@ def test_incremental_skips(group: GroupView) -> None:
     result = reconcile(group, INCREMENTAL, NOW, state)
     assert state.rounds == {}
     assert not [a for a in result.actions if isinstance(a, CreateRemoteWorkload)]
+
+
+# ----- C8: cost-ordered spillover ----------------------------------------------------------
+
+SPILLOVER = ("worker-onprem", "worker-aws", "worker-gcp")
+
+
+@dataclass(frozen=True)
+class SpillStep:
+    """One look of the reconciler, ``at`` seconds after the first: the nominations the Workload
+    must carry after it, the clusters a copy is created on by it, its requeue and error."""
+
+    name: str
+    at: float
+    nominated: tuple[str, ...]
+    created: tuple[str, ...] = ()
+    requeue: float | None = None
+    error: str | None = None
+
+
+SPILL_STEPS = (
+    SpillStep("round 1: onprem alone", 0, SPILLOVER[:1], SPILLOVER[:1], 300.0),
+    SpillStep("4 min 59 s: still onprem alone", 299, SPILLOVER[:1], requeue=1.0),
+    SpillStep("5 min: aws added", 300, SPILLOVER[:2], ("worker-aws",), 300.0),
+    SpillStep("9 min 59 s: onprem and aws", 599, SPILLOVER[:2], requeue=1.0),
+    SpillStep("10 min: all three", 600, SPILLOVER, ("worker-gcp",), 300.0),
+    SpillStep("15 min: no more workers", 900, SPILLOVER, error=NO_MORE),
+)
+
+
+def test_c8_cost_ordered_spillover_with_step_size_1() -> None:
+    """Scenario C8 (upstream's ``concepts/multikueue.md`` example): config [worker-onprem,
+    worker-aws, worker-gcp], Incremental with stepSize 1, no worker admitting: the cheapest
+    cluster alone first, the next one added after each 5-minute round, in config order; the
+    copies already made are kept."""
+    options = replace(OPTS, dispatcher=DISPATCHER_INCREMENTAL, step_size=1)
+    state = DispatchState()
+    wl = local()
+    copies: dict[str, dict[str, object] | None] = dict.fromkeys(SPILLOVER)
+    seen = []
+    for step in SPILL_STEPS:
+        group = view(wl, *(cluster(name, copies[name]) for name in SPILLOVER))
+        result = reconcile(group, options, NOW + step.at, state)
+        created = []
+        for action in result.actions:
+            if isinstance(action, UpdateLocalWorkloadStatus):
+                wl = action.obj
+            elif isinstance(action, CreateRemoteWorkload):
+                created.append(action.cluster)
+                copies[action.cluster] = action.obj
+            elif not isinstance(action, CountMetric):  # the dispatch counter
+                raise AssertionError(f"{step.name}: unexpected {action}")
+        nominated = tuple(wl["status"].get("nominatedClusterNames") or ())
+        seen.append((step.name, nominated, tuple(created), result.requeue_after, result.error))
+    assert seen == [(s.name, s.nominated, s.created, s.requeue, s.error) for s in SPILL_STEPS]
