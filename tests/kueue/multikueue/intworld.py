@@ -401,9 +401,14 @@ async def world(
     extra_checks: Sequence[str] = (),
     worker_cpu: str = "5",
     wait_active: bool = True,
+    scheduler: bool = False,
+    objects: Callable[[str, list[Obj]], list[Obj]] | None = None,
 ) -> AsyncIterator[World]:
     """Fixture F on ``clusters``, Kueue running on the workers and the manager; the check
-    ``ac1`` Active (unless ``wait_active`` is False) on exit of the setup."""
+    ``ac1`` Active (unless ``wait_active`` is False) on exit of the setup. ``scheduler`` runs
+    Kueue's scheduler everywhere (the SCHED harness) instead of the test reserving quota;
+    ``objects(role, fixture_objects)`` gives what to create on ``role`` instead of fixture F's
+    own objects."""
     server = clusters.server
     namespace = f"ns-{clusters.manager}"
     async with contextlib.AsyncExitStack() as stack:
@@ -414,18 +419,23 @@ async def world(
             await install_kueue_crds(client)
             nodes[role] = Node(name, client, path.read_text())
         workers = {w: nodes[w] for w in mk.WORKERS}
-        w = World(nodes["manager"], workers, namespace, knobs)
+        w = World(nodes["manager"], workers, namespace, knobs, scheduler=scheduler)
+
+        def chosen(role: str, fixture: list[Obj]) -> list[Obj]:
+            return fixture if objects is None else objects(role, fixture)
+
         for worker in workers:
-            for obj in mk.worker_objects(namespace, worker_cpu):
+            for obj in chosen(worker, mk.worker_objects(namespace, worker_cpu)):
                 await w.create(worker, obj)
         kubeconfigs = {name: node.kubeconfig for name, node in workers.items()}
-        for obj in mk.manager_objects(
+        manager_objects = mk.manager_objects(
             namespace, kubeconfigs, config_clusters=config_clusters, extra_checks=extra_checks
-        ):
+        )
+        for obj in chosen("manager", manager_objects):
             await w.create("manager", obj)
         try:
             for node in workers.values():
-                runtime = KueueRuntime(node.client, scheduler=False, status_batch_period=0.25)
+                runtime = KueueRuntime(node.client, scheduler=scheduler, status_batch_period=0.25)
                 node.runtime = runtime
                 node.task = asyncio.ensure_future(runtime.run())
             await w.start_manager()
@@ -438,9 +448,10 @@ async def world(
 
                 await mk.wait_for(active, what="AdmissionCheck ac1 Active")
             yield w
-            # The harness's premise: only the test reserved quota (no scheduler anywhere).
-            nodes_run = [n.runtime for n in (w.manager, *workers.values()) if n.runtime]
-            assert [r.cycles for r in nodes_run] == [0, 0, 0]
+            if not scheduler:
+                # The INT harness's premise: only the test reserved quota.
+                nodes_run = [n.runtime for n in (w.manager, *workers.values()) if n.runtime]
+                assert [r.cycles for r in nodes_run] == [0, 0, 0]
         finally:
             await w.stop_manager()
             for node in workers.values():

@@ -11,19 +11,15 @@ of lower priorities within the queue, and WorkloadPriorityClasses."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from numaplane.kube import KubeClient, load_kubeconfig
-from numaplane.kueue.runtime.install import install_kueue_crds
-from numaplane.kueue.runtime.runtime import KueueRuntime
 from numaplane.testing import kueue_objects as k
 from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import Clusters
-from tests.kueue.multikueue.intworld import Knobs, Node, World
+from tests.kueue.multikueue.intworld import Knobs, World, world
 
 Obj = dict[str, Any]
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -121,46 +117,13 @@ async def sched_world(
     """Fixture F on ``clusters`` with ``shape``'s queues and priority classes, Kueue with its
     scheduler on every cluster and MultiKueue on the manager (with ``knobs``, the INT ones by
     default); ``ac1`` Active on entry."""
-    namespace = f"ns-{clusters.manager}"
-    async with contextlib.AsyncExitStack() as stack:
-        nodes: dict[str, Node] = {}
-        for role, name in zip(("manager", *mk.WORKERS), clusters.names(), strict=True):
-            path = clusters.server.cluster_kubeconfig(name)
-            client = await stack.enter_async_context(KubeClient(load_kubeconfig(path)))
-            await install_kueue_crds(client)
-            nodes[role] = Node(name, client, path.read_text())
-        workers = {w: nodes[w] for w in mk.WORKERS}
-        w = World(nodes["manager"], workers, namespace, knobs or Knobs(), scheduler=True)
-        classes = [priority_class(n, v) for n, v in PRIORITIES.items()]
-        for worker in workers:
-            objects = mk.worker_objects(namespace)
-            for obj in _replace_queue(objects, queue(shape.workers[worker])):
-                await w.create(worker, obj)
-            for obj in classes if shape.worker_priorities else []:
-                await w.create(worker, obj)
-        kubeconfigs = {name: node.kubeconfig for name, node in workers.items()}
-        objects = mk.manager_objects(namespace, kubeconfigs)
-        for obj in [*classes, *_replace_queue(objects, queue(shape.manager, [mk.CHECK]))]:
-            await w.create("manager", obj)
-        try:
-            for node in workers.values():
-                runtime = KueueRuntime(node.client, status_batch_period=0.25)
-                node.runtime = runtime
-                node.task = asyncio.ensure_future(runtime.run())
-            await w.start_manager()
-            check = mk.multikueue_check(mk.CHECK, mk.CONFIG)
+    classes = [priority_class(n, v) for n, v in PRIORITIES.items()]
 
-            async def active() -> bool:
-                found = mk.condition(await w.get("manager", check), "Active")
-                return found is not None and found[0] == "True"
+    def objects(role: str, fixture: list[Obj]) -> list[Obj]:
+        if role == "manager":
+            return [*classes, *_replace_queue(fixture, queue(shape.manager, [mk.CHECK]))]
+        own = _replace_queue(fixture, queue(shape.workers[role]))
+        return [*own, *(classes if shape.worker_priorities else [])]
 
-            await mk.wait_for(active, what="AdmissionCheck ac1 Active")
-            yield w
-        finally:
-            await w.stop_manager()
-            for node in workers.values():
-                if node.task is not None:
-                    node.task.cancel()
-                    await asyncio.gather(node.task, return_exceptions=True)
-                node.task = None
-    await asyncio.sleep(0.25)  # TLS shutdown of the closed connections
+    async with world(clusters, knobs or Knobs(), scheduler=True, objects=objects) as w:
+        yield w
