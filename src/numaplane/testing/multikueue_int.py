@@ -17,6 +17,7 @@ import importlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import yaml
@@ -61,6 +62,28 @@ class Clusters:
     def names(self) -> tuple[str, str, str]:
         """Manager, worker1, worker2."""
         return (self.manager, *self.workers)
+
+    def kubeconfig(self, name: str) -> Path:
+        """The admin kubeconfig of cluster ``name``."""
+        return self.server.cluster_kubeconfig(name)
+
+
+@dataclass(frozen=True)
+class SeparateServers:
+    """A manager and two workers, each the default cluster of its own API server (the INT
+    harness's other setting, and how workers that are other clusters are reached)."""
+
+    servers: tuple[RunningApiServer, RunningApiServer, RunningApiServer]
+    manager: str = "manager"
+    workers: tuple[str, str] = WORKERS
+
+    def names(self) -> tuple[str, str, str]:
+        """Manager, worker1, worker2."""
+        return (self.manager, *self.workers)
+
+    def kubeconfig(self, name: str) -> Path:
+        """The admin kubeconfig of the server of cluster ``name``."""
+        return self.servers[self.names().index(name)].kubeconfig
 
 
 def cluster_names(index: int) -> tuple[str, str, str]:

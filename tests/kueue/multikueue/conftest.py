@@ -1,15 +1,16 @@
 """The INT harness's fixtures (see intworld): one API server per test module with three fresh
-logical clusters for each of its tests."""
+logical clusters for each of its tests, or three API servers, one per cluster."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 
 import pytest
 
 from numaplane.testing.apiserver import RunningApiServer, running_apiserver
-from numaplane.testing.multikueue_int import Clusters, cluster_names
+from numaplane.testing.multikueue_int import WORKERS, Clusters, SeparateServers, cluster_names
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +32,16 @@ def int_clusters(int_server: tuple[RunningApiServer, Iterator[int]]) -> Clusters
     """Fresh logical clusters for this test."""
     server, counter = int_server
     return Clusters.numbered(server, next(counter))
+
+
+@pytest.fixture(scope="module")
+def separate_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeparateServers]:
+    """A manager and two workers, each its own ``numaplane apiserver`` process (the manager's
+    with Kueue's Job defaulting)."""
+    root = tmp_path_factory.mktemp("multikueue-separate")
+    with contextlib.ExitStack() as stack:
+        manager = stack.enter_context(
+            running_apiserver(root / "manager", extra_args=["--kueue-job-defaulting"])
+        )
+        first, second = (stack.enter_context(running_apiserver(root / w)) for w in WORKERS)
+        yield SeparateServers((manager, first, second))

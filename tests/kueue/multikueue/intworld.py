@@ -1,10 +1,11 @@
 """The INT harness of the MultiKueue corpus (over 400 lines: one World class of the reads, writes
-and waits every scenario shares): a manager and two workers (``worker1``,
-``worker2``) as three fresh logical clusters of one ``numaplane apiserver``, Kueue's
-controllers (:class:`KueueRuntime` without its scheduler) running in this process on each, and
-MultiKueue on the manager, with fixture F created and its check ``Active``. The test reserves
-quota itself (:func:`numaplane.testing.multikueue_int.reserve`) and writes the workers' Job
-statuses; nothing runs pods.
+and waits every scenario shares): a manager and two workers (``worker1``, ``worker2``) as three
+fresh logical clusters of one ``numaplane apiserver`` (or each the default cluster of its own
+server: ``multikueue_int.SeparateServers``), Kueue's controllers (:class:`KueueRuntime` without
+its scheduler) running in this process on each, and MultiKueue on the manager, with fixture F
+created and its check ``Active``. The test reserves quota itself
+(:func:`numaplane.testing.multikueue_int.reserve`) and writes the workers' Job statuses; nothing
+runs pods.
 
 Timing knobs (upstream's integration suite): workerLostTimeout 3s, gcInterval 2s, remote
 events batched 250ms, dispatcher AllAtOnce unless a test says otherwise."""
@@ -26,7 +27,7 @@ from numaplane.kueue.runtime.install import install_kueue_crds
 from numaplane.kueue.runtime.multikueue.manager import MultiKueue
 from numaplane.kueue.runtime.runtime import WORKLOAD_SOURCE, KueueRuntime
 from numaplane.testing import multikueue_int as mk
-from numaplane.testing.multikueue_int import Clusters
+from numaplane.testing.multikueue_int import Clusters, SeparateServers
 
 Obj = dict[str, Any]
 #: A whole scenario's bound (each wait inside is bounded by ``mk.WAIT_S``).
@@ -394,7 +395,7 @@ async def _stop(node: Node) -> None:
 
 @contextlib.asynccontextmanager
 async def world(
-    clusters: Clusters,
+    clusters: Clusters | SeparateServers,
     knobs: Knobs = Knobs(),
     *,
     config_clusters: Sequence[str] | None = None,
@@ -409,12 +410,11 @@ async def world(
     Kueue's scheduler everywhere (the SCHED harness) instead of the test reserving quota;
     ``objects(role, fixture_objects)`` gives what to create on ``role`` instead of fixture F's
     own objects."""
-    server = clusters.server
     namespace = f"ns-{clusters.manager}"
     async with contextlib.AsyncExitStack() as stack:
         nodes: dict[str, Node] = {}
         for role, name in zip(("manager", *mk.WORKERS), clusters.names(), strict=True):
-            path = server.cluster_kubeconfig(name)
+            path = clusters.kubeconfig(name)
             client = await stack.enter_async_context(KubeClient(load_kubeconfig(path)))
             await install_kueue_crds(client)
             nodes[role] = Node(name, client, path.read_text())
