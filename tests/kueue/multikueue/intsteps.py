@@ -57,6 +57,33 @@ async def admitted_on(w: World, name: str, worker: str) -> Obj:
     return local
 
 
+async def runs_alone_and_finishes(w: World, name: str, job: str, worker: str) -> None:
+    """Workload ``name`` admitted on ``worker``: Job ``job`` is there alone with our labels
+    and no ``managedBy``; once it succeeds there the manager's workload is Finished, the copies
+    go and the manager's Job is Complete."""
+    remote = await w.until(lambda: w.job(worker, job), f"job on {worker}")
+    labels = remote["metadata"]["labels"]
+    assert labels[PREBUILT_LABEL] == name
+    assert labels[ORIGIN_LABEL] == "multikueue"
+    assert "managedBy" not in remote["spec"]
+    for other in mk.WORKERS:
+        if other != worker:
+            assert await w.job(other, job) is None
+
+    await w.finish_job(worker, job)
+    finished = await w.until_workload(
+        "manager", name, lambda x: mk.condition(x, "Finished") is not None, "Finished"
+    )
+    assert mk.condition(finished, "Finished") == ("True", "Succeeded", "Job finished successfully")
+    await w.until_copies(name, set())
+
+    async def manager_job_complete() -> bool:
+        found = await w.job("manager", job)
+        return (mk.condition(found, "Complete") or ("",))[0] == "True"
+
+    await w.until(manager_job_complete, "the manager Job Complete")
+
+
 async def set_check(w: World, name: str, check: str, state: str, message: str = "") -> None:
     """Play check ``check``'s controller: its state on the manager workload ``name``."""
 

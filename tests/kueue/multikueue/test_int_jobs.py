@@ -15,10 +15,9 @@ from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import Clusters
 from tests.kueue.multikueue.intsteps import (
     ADMITTED_ON_1,
-    ORIGIN_LABEL,
-    PREBUILT_LABEL,
     admitted_on,
     dispatched,
+    runs_alone_and_finishes,
     set_check,
 )
 from tests.kueue.multikueue.intworld import run, world
@@ -49,32 +48,7 @@ def test_b1_batch_job_runs_on_the_admitting_worker_and_finishes(int_clusters: Cl
                 if e["involvedObject"].get("name") == name
             }
             assert ("Normal", "MultiKueue", ADMITTED_ON_1) in notes
-            remote = await w.until(lambda: w.job("worker1", "job"), "job on worker1")
-            labels = remote["metadata"]["labels"]
-            assert labels[PREBUILT_LABEL] == name
-            assert labels[ORIGIN_LABEL] == "multikueue"
-            assert "managedBy" not in remote["spec"]
-            assert await w.job("worker2", "job") is None
-
-            await w.finish_job("worker1", "job")
-            finished = await w.until_workload(
-                "manager",
-                name,
-                lambda x: mk.condition(x, "Finished") is not None,
-                "Finished",
-            )
-            assert mk.condition(finished, "Finished") == (
-                "True",
-                "Succeeded",
-                "Job finished successfully",
-            )
-            await w.until_copies(name, set())
-
-            async def manager_job_complete() -> bool:
-                found = await w.job("manager", "job")
-                return (mk.condition(found, "Complete") or ("",))[0] == "True"
-
-            await w.until(manager_job_complete, "the manager Job Complete")
+            await runs_alone_and_finishes(w, name, "job", "worker1")
 
     run(scenario)
 

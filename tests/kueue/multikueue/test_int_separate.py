@@ -9,12 +9,7 @@ import yaml
 
 from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import SeparateServers
-from tests.kueue.multikueue.intsteps import (
-    ORIGIN_LABEL,
-    PREBUILT_LABEL,
-    admitted_on,
-    dispatched,
-)
+from tests.kueue.multikueue.intsteps import admitted_on, dispatched, runs_alone_and_finishes
 from tests.kueue.multikueue.intworld import run, world
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
@@ -36,24 +31,7 @@ def test_b1_across_three_servers_then_a_worker_cut_off_and_back(
             job, name = await dispatched(w, "job")
             assert job["spec"]["managedBy"] == mk.MULTIKUEUE_CONTROLLER
             await admitted_on(w, name, "worker2")
-            remote = await w.until(lambda: w.job("worker2", "job"), "job on worker2")
-            assert remote["metadata"]["labels"][PREBUILT_LABEL] == name
-            assert remote["metadata"]["labels"][ORIGIN_LABEL] == "multikueue"
-            assert await w.job("worker1", "job") is None
-
-            await w.finish_job("worker2", "job")
-            finished = await w.until_workload(
-                "manager",
-                name,
-                lambda x: mk.condition(x, "Finished") is not None,
-                "Finished",
-            )
-            assert mk.condition(finished, "Finished") == (
-                "True",
-                "Succeeded",
-                "Job finished successfully",
-            )
-            await w.until_copies(name, set())
+            await runs_alone_and_finishes(w, name, "job", "worker2")
 
             # Cut off (its Secret names a closed port) and back: Active again.
             await w.break_connection("worker1")
