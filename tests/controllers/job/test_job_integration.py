@@ -210,11 +210,14 @@ def test_failing_job_stops_at_backoff_limit(kubeconfig: Path) -> None:
 def test_active_deadline_fails_the_job_and_deletes_its_pods(kubeconfig: Path) -> None:
     async def body() -> None:
         async with cluster(kubeconfig) as c, controller_running(kubeconfig):
-            await c.create_job(
-                job_body("late", completions=2, parallelism=2, activeDeadlineSeconds=1)
-            )
+            await c.create_job(job_body("late", completions=2, parallelism=2))
             pods = await c.wait_for("active pods", c.active_pods)
             await c.set_pod_phase(pods[0], "Running")
+            # The deadline is set once the pods are seen, as users cut a running Job short: set
+            # at creation, it could pass (and the pods go) before a loaded machine polled them.
+            await c.client.patch(
+                "batch/v1", "jobs", "late", {"spec": {"activeDeadlineSeconds": 1}}, c.namespace
+            )
             job = await c.wait_job("late", "Failed", lambda j: condition(j, "Failed") is not None)
             assert condition_types(job) == [("FailureTarget", "True"), ("Failed", "True")]
             failed = condition(job, "Failed")
