@@ -91,6 +91,8 @@ class Cache:
         numa = self.numa.get(node_name)
         if numa is not None and not numa.assume(pod) and check_numa:
             return False
+        if numa is not None and check_numa:
+            numa.pending(pod)
         self.nodes[node_name].add_pod(pod)
         self.pod_node[pod.uid] = node_name
         self.assumed.add(pod.uid)
@@ -100,6 +102,13 @@ class Cache:
         """The bind of an assumed pod failed: it no longer counts anywhere."""
         self.assumed.discard(pod.uid)
         self._remove(pod.uid)
+
+    def confirm(self, uid: str, node_name: str) -> None:
+        """The pod watch shows the binding of the assumed pod ``uid`` to ``node_name``."""
+        self.assumed.discard(uid)
+        numa = self.numa.get(node_name)
+        if numa is not None:
+            numa.confirm(uid)
 
     def add_assigned(self, pod: PodInfo, node_name: str) -> None:
         """The informer shows ``pod`` bound to ``node_name`` (confirming an assumption, or a pod

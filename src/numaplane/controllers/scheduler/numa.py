@@ -74,6 +74,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The answer for every other pod while a binding here is unconfirmed (``NumaNode.pending``).
+SETTLING: Final = Prediction("waiting for a binding to the node to be confirmed", 0)
+
 NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
 NRT_RESOURCE: Final = "noderesourcetopologies"
 SNAPSHOT_ANNOTATION: Final = "numaplane.io/node-snapshot"
@@ -102,6 +105,8 @@ class NumaNode:
         self._free_memory: list[dict[str, int]] | None = None
         #: The pods on the replica (its admitted pods), by uid.
         self._on: set[str] = set()
+        #: Pods this scheduler bound here whose binding its pod watch has not shown yet.
+        self.unconfirmed: dict[str, PodInfo] = {}
 
     # -- the NRT ------------------------------------------------------------------------
 
@@ -225,6 +230,8 @@ class NumaNode:
         in estimate mode the whole filter and score; nothing in mode none."""
         if self.mode == "none":
             return PASS
+        if self.mode == "exact" and self.unconfirmed and pod.uid not in self.unconfirmed:
+            return SETTLING
         cached = self._predictions.get(pod.signature)
         if cached is not None:
             return cached
@@ -275,6 +282,8 @@ class NumaNode:
         assert replica is not None
         if pod.uid in self._on:
             return ""
+        if self.unconfirmed:
+            return SETTLING.reason
         scope = replica.config.topology_manager_scope
         try:
             admission = replica.admit(pod.pod)
@@ -317,10 +326,43 @@ class NumaNode:
         assert replica is not None
         return self.admit(pod) == ""
 
-    def forget(self, uid: str) -> None:
-        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica."""
-        replica = self.replica
-        if replica is not None and uid in self._on:
-            self._on.discard(uid)
-            replica.release(uid)
+    def pending(self, pod: PodInfo) -> None:
+        """This scheduler is binding ``pod`` here: until ``confirm``, no other pod is placed
+        here in exact mode (see ``forget``)."""
+        if self.mode == "exact":
+            self.unconfirmed[pod.uid] = pod
             self._changed()
+
+    def confirm(self, uid: str) -> None:
+        """The pod watch showed the binding of ``uid``: the node admits it after every end
+        the watch showed before, which the replica has applied before it too."""
+        if self.unconfirmed.pop(uid, None) is not None:
+            self._changed()
+
+    def forget(self, uid: str) -> None:
+        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica.
+
+        The node frees an ended pod at its terminal status's place in the pod watch, and admits
+        a bound pod at its binding's: an end the watch shows before the binding of a pod still
+        unconfirmed came first on the node. The replica admitted that pod before (when it was
+        chosen), so it takes it off, frees the ended pod, and admits it again: the CPUs the
+        node gives it. Only one pod is unconfirmed at a time (``quick``): an end the scheduler
+        had not seen when choosing it only frees more, and the Topology Manager's admission
+        never turns to a rejection with more free resources."""
+        self.unconfirmed.pop(uid, None)
+        replica = self.replica
+        if replica is None or uid not in self._on:
+            return
+        later = [p for u, p in self.unconfirmed.items() if u in self._on]
+        for pod in reversed(later):
+            replica.release(pod.uid)
+        self._on.discard(uid)
+        replica.release(uid)
+        for pod in later:
+            admission = replica.admit(pod.pod)
+            if not admission.admitted:
+                self._on.discard(pod.uid)
+                log.info(
+                    "%s: %s not admitted once replayed: %s", self.name, pod.key, admission.reason
+                )
+        self._changed()

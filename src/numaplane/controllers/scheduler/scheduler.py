@@ -170,7 +170,9 @@ class Scheduler:
         if node_name:
             self.queue.delete(key)
             if self.cache.pod_node.get(uid) == node_name:
-                self.cache.assumed.discard(uid)
+                if uid in self.cache.assumed:
+                    self.cache.confirm(uid, str(node_name))
+                    self.queue.move_all_to_active()
                 return
             info = self._parse(obj)
             if info is not None:
