@@ -381,3 +381,37 @@ def test_no_other_pod_goes_to_a_node_until_its_binding_is_confirmed() -> None:
     assert "waiting for a binding to the node to be confirmed" in waiting.message
     cache.confirm(first.uid, "n0")
     assert decide(cache, options, second, random.Random(1)).node == "n0"
+
+
+def test_a_late_snapshot_is_replayed_in_the_watch_order() -> None:
+    # Zones of 3 and 4 free CPUs. A pod bound elsewhere takes 1 CPU of zone 0, ``ended``
+    # (2 CPUs) the rest of zone 0; the node publishes a snapshot of that. ``late`` (2 CPUs)
+    # then goes to zone 1, and only after it was bound does ``ended`` end. The snapshot reaches
+    # the scheduler only now: replayed with the end first, ``late`` would land in zone 0 on the
+    # replica, where the node does not have it.
+    cache, agents = cluster(1)
+    cache.start_sequence()
+    node = agents["n0"]
+    options = SchedulerOptions()
+    stranger, ended, late = (
+        pod_info(pod_obj(name, cpu=cpu, memory="256Mi"))
+        for name, cpu in (("stranger", "1"), ("ended", "2"), ("late", "2"))
+    )
+    assert node.admit(stranger.pod).admitted
+    for pod in (ended, late):
+        if pod is late:
+            snapshot = nrt_object("n0", node)
+        assert decide(cache, options, pod, random.Random(1)).node == "n0"
+        assert cache.assume(pod, "n0")
+        cache.confirm(pod.uid, "n0")
+        assert node.admit(pod.pod).admitted
+    node.release(ended.uid)
+    cache.remove_assigned(ended.uid)
+    rebuilds = cache.numa["n0"].rebuilds
+    cache.set_nrt(snapshot)
+    assert cache.numa["n0"].rebuilds == rebuilds + 1, "the stranger makes it disagree"
+    replica = cache.numa["n0"].replica
+    assert replica is not None
+    mine, theirs = replica.cpu_manager.state, node.cpu_manager.state
+    assert mine.get_pod_cpu_sets(late.uid) == theirs.get_pod_cpu_sets(late.uid)
+    assert mine.get_default_cpu_set() == theirs.get_default_cpu_set()

@@ -123,10 +123,12 @@ class NumaNode:
         obj: dict[str, Any],
         assigned: Mapping[str, PodInfo],
         ended: Callable[[str], bool],
+        order: Callable[[str], tuple[float, float]] | None = None,
     ) -> bool:
         """Take a new version of the node's NRT; whether the filter's answers may change.
         ``assigned`` are the pods assigned to the node in bind order, ``ended`` tells a pod that
-        has ended (terminal or deleted)."""
+        has ended (terminal or deleted), ``order`` when the pod watch showed a pod bound and
+        ended (``Cache.watch_order``; without it, every end comes before every admission)."""
         attributes = {str(a.get("name")): str(a.get("value")) for a in obj.get("attributes") or []}
         self.policy = attributes.get("topologyManagerPolicy", "")
         self.scope = attributes.get("topologyManagerScope", "container")
@@ -145,7 +147,8 @@ class NumaNode:
             doc = orjson.loads(text)
             if self.replica is not None and self._agrees(doc, ended):
                 return False
-            self._rebuild(NodeSnapshot.from_dict(doc, source=self._source), assigned, ended)
+            snapshot = NodeSnapshot.from_dict(doc, source=self._source)
+            self._rebuild(snapshot, assigned, ended, order or _no_order)
         except (NumaplaneError, ValueError, TypeError, KeyError) as err:
             # A snapshot this scheduler cannot read: the zone estimate still guards the node.
             log.warning("%s: %s; using the zone estimate", self._source, err)
@@ -192,20 +195,33 @@ class NumaNode:
         snapshot: NodeSnapshot,
         assigned: Mapping[str, PodInfo],
         ended: Callable[[str], bool],
+        order: Callable[[str], tuple[float, float]],
     ) -> None:
+        # After the snapshot, the node freed its pods that ended and admitted the pods bound
+        # since, each at its place in the pod watch: the replica does the same, in that order
+        # (an end first at equal places: both came with the initial list).
         known = {uid: assigned[uid].pod for uid in snapshot.pod_uids if uid in assigned}
         replica = restore_node(snapshot, known, source=self._source)
-        for uid in snapshot.pod_uids:
-            if ended(uid):
-                replica.release(uid)
         in_snap = set(snapshot.pod_uids)
+        # A pod bound before a pod the snapshot holds was handled by the node before it:
+        # absent from the snapshot, it has ended there (or was refused), seen here or not.
+        handled = max((order(u)[0] for u in snapshot.pod_uids if u in assigned), default=-1.0)
+        steps: list[tuple[float, int, str, PodInfo | None]] = [
+            (order(uid)[1], 0, uid, None) for uid in snapshot.pod_uids if ended(uid)
+        ]
         for uid, pod in assigned.items():
-            if uid in in_snap:
+            bound = order(uid)[0]
+            if uid not in in_snap and not (bound < handled):
+                steps.append((bound, 1, uid, pod))
+        steps.sort(key=lambda step: (step[0], step[1]))
+        for _, _, uid, held in steps:
+            if held is None:
+                replica.release(uid)
                 continue
-            admission = replica.admit(pod.pod)
+            admission = replica.admit(held.pod)
             if not admission.admitted:
                 # The node's agent will reject it too (it admits in the same order).
-                log.info("%s: assumed %s not admitted: %s", self.name, pod.key, admission.reason)
+                log.info("%s: assumed %s not admitted: %s", self.name, held.key, admission.reason)
         self.replica = replica
         self._on = {p.uid for p in replica.pods}
         self.mode = "exact"
@@ -366,3 +382,8 @@ class NumaNode:
                     "%s: %s not admitted once replayed: %s", self.name, pod.key, admission.reason
                 )
         self._changed()
+
+
+def _no_order(uid: str) -> tuple[float, float]:
+    # Unknown order: every end before every admission (``sort`` keeps the bind order).
+    return (0.0, 0.0)

@@ -255,6 +255,7 @@ class Scheduler:
             except TimeoutError:
                 log.info("no NodeResourceTopology list yet: scheduling without them for now")
             await self.pods.wait_synced()
+            self.cache.start_sequence()
             if self.options.freeze_gc_after_sync:
                 # The node replicas and the listed objects live long: a full collection
                 # walking them every few hundred events cost a third of the process's CPU.
