@@ -14,6 +14,7 @@ from numaplane.agent.simulated.checkpoint import SnapshotFiles
 from numaplane.agent.simulated.nodes import build_nodes
 from numaplane.agent.simulated.pods import DURATION_ANNOTATION, Run, SimPod, pod_duration
 from numaplane.agent.simulated.restart import initial_order, parse_time, running_times
+from numaplane.agent.simulated.simulator import SimulatedNodes, SimulatedOptions
 from numaplane.agent.simulated.status import pod_status, rfc3339
 from numaplane.api.kubeletconfig import kubelet_config_from_dict
 from numaplane.api.manifest import pod_from_dict
@@ -327,3 +328,30 @@ def test_fake_clock_runs_due_timers_in_order() -> None:
     assert clock.pending == 1
     clock.advance(2)
     assert seen == [("a", T0 + 1), ("b", T0 + 5)]
+
+
+# -- when an ended pod's resources go back -------------------------------------------------------
+
+
+def test_an_ended_pod_holds_its_cpus_until_the_watch_shows_it_ended() -> None:
+    # The node frees an ended pod at its terminal status's place in the pod watch, the place
+    # the scheduler sees it at: freed at the timer, a pod whose binding the watch shows before
+    # that status would be admitted on CPUs the scheduler's replica still counts as held.
+    clock = FakeClock(T0)
+    client = KubeClient(KubeConfig(server="https://127.0.0.1:1"))
+    machine = PRESETS["dual-socket-ht"].build()
+    options = SimulatedOptions(name="sim", nodes=1, machines=(machine,), config=CONFIG)
+    nodes = SimulatedNodes(client, options, clock=clock)
+    nodes._take_back()  # nothing listed: events are handled as they come
+    engine = nodes.nodes["sim-0"].engine
+    free = engine.cpu_manager.state.get_default_cpu_set()
+    obj = pod_obj(annotations={DURATION_ANNOTATION: "1s"})
+    obj["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+    nodes._event(obj, False)
+    held = engine.cpu_manager.state.get_default_cpu_set()
+    assert len(free) - len(held) == 2
+    clock.advance(2)
+    assert nodes.pods["uid-p"].phase == "Succeeded"
+    assert engine.cpu_manager.state.get_default_cpu_set() == held
+    nodes._event({**obj, "status": {"phase": "Succeeded"}}, False)
+    assert engine.cpu_manager.state.get_default_cpu_set() == free

@@ -62,6 +62,7 @@ def run_stream(numa_filter: bool, seed: int) -> tuple[int, int]:
         if decision.node is None:
             continue
         assert cache.assume(pod, decision.node, check_numa=numa_filter)
+        cache.confirm(pod.uid, decision.node)  # the pod watch shows the binding
         bound += 1
         if not agents[decision.node].admit(pod.pod).admitted:
             refused += 1
@@ -91,6 +92,7 @@ def test_agreeing_snapshot_keeps_the_replica_and_a_disagreeing_one_replaces_it()
     first = pod_info(pod_obj("a", cpu="2", memory="256Mi"))
     assert decide(cache, SchedulerOptions(), first, random.Random(1)).node == "n0"
     assert cache.assume(first, "n0")
+    cache.confirm(first.uid, "n0")
     agents["n0"].admit(first.pod)
     rebuilds = numa.rebuilds
     cache.set_nrt(nrt_object("n0", agents["n0"]))
@@ -118,6 +120,7 @@ def test_ended_pods_leave_the_replica() -> None:
     for pod in (first, second):
         assert decide(cache, options, pod, random.Random(1)).node == "n0"
         assert cache.assume(pod, "n0")
+        cache.confirm(pod.uid, "n0")
     refused = decide(cache, options, third, random.Random(1))
     assert refused.node is None
     assert refused.message.startswith(
@@ -310,7 +313,105 @@ def test_the_cheap_necessary_condition_never_refuses_what_the_node_admits(seed: 
         decision = decide(cache, SchedulerOptions(), pod, rng)
         if decision.node is not None:
             assert cache.assume(pod, decision.node)
+            cache.confirm(pod.uid, decision.node)
         else:
             refused += 1
     assert checked > 0
     assert refused > 0
+
+
+@dataclass(frozen=True)
+class WatchOrderCase:
+    name: str
+    #: The pod watch's order of the ended pod's terminal status and the new pod's binding.
+    end_first: bool
+
+
+WATCH_ORDERS = (
+    WatchOrderCase("end-before-binding", end_first=True),
+    WatchOrderCase("end-after-binding", end_first=False),
+)
+
+
+@pytest.mark.parametrize("case", WATCH_ORDERS, ids=lambda c: c.name)
+def test_replica_frees_an_ended_pod_where_the_node_did(case: WatchOrderCase) -> None:
+    # 2 NUMA x 4 CPUs, CPU 0 reserved: zones of 3 and 4 free CPUs. ``ended`` (2 CPUs) sits in
+    # zone 0. The scheduler places ``late`` (3 CPUs) while ``ended`` still looks alive to it:
+    # zone 1 on its replica. The node admits ``late`` at its binding's place in the watch: if
+    # the end came first, zone 0 has room again and the node puts ``late`` there. The replica
+    # must end up with the node's CPUs either way (else it sees room the node lacks).
+    cache, agents = cluster(1)
+    node = agents["n0"]
+    options = SchedulerOptions()
+    ended = pod_info(pod_obj("ended", cpu="2", memory="256Mi"))
+    late = pod_info(pod_obj("late", cpu="3", memory="256Mi"))
+    assert decide(cache, options, ended, random.Random(1)).node == "n0"
+    assert cache.assume(ended, "n0")
+    cache.confirm(ended.uid, "n0")
+    assert node.admit(ended.pod).admitted
+    assert decide(cache, options, late, random.Random(1)).node == "n0"
+    assert cache.assume(late, "n0")
+    if case.end_first:
+        node.release(ended.uid)
+        cache.remove_assigned(ended.uid)
+        assert node.admit(late.pod).admitted
+        cache.confirm(late.uid, "n0")
+    else:
+        assert node.admit(late.pod).admitted
+        cache.confirm(late.uid, "n0")
+        node.release(ended.uid)
+        cache.remove_assigned(ended.uid)
+    replica = cache.numa["n0"].replica
+    assert replica is not None
+    mine, theirs = replica.cpu_manager.state, node.cpu_manager.state
+    assert mine.get_pod_cpu_sets(late.uid) == theirs.get_pod_cpu_sets(late.uid)
+    assert mine.get_default_cpu_set() == theirs.get_default_cpu_set()
+
+
+def test_no_other_pod_goes_to_a_node_until_its_binding_is_confirmed() -> None:
+    # The node's answer for a second pod depends on where it put the first, which the replica
+    # knows only once the watch has shown the first binding (and every end before it).
+    cache, _ = cluster(1)
+    options = SchedulerOptions()
+    first, second = (pod_info(pod_obj(name, cpu="1", memory="256Mi")) for name in ("a", "b"))
+    assert decide(cache, options, first, random.Random(1)).node == "n0"
+    assert cache.assume(first, "n0")
+    waiting = decide(cache, options, second, random.Random(1))
+    assert waiting.node is None
+    assert "waiting for a binding to the node to be confirmed" in waiting.message
+    cache.confirm(first.uid, "n0")
+    assert decide(cache, options, second, random.Random(1)).node == "n0"
+
+
+def test_a_late_snapshot_is_replayed_in_the_watch_order() -> None:
+    # Zones of 3 and 4 free CPUs. A pod bound elsewhere takes 1 CPU of zone 0, ``ended``
+    # (2 CPUs) the rest of zone 0; the node publishes a snapshot of that. ``late`` (2 CPUs)
+    # then goes to zone 1, and only after it was bound does ``ended`` end. The snapshot reaches
+    # the scheduler only now: replayed with the end first, ``late`` would land in zone 0 on the
+    # replica, where the node does not have it.
+    cache, agents = cluster(1)
+    cache.start_sequence()
+    node = agents["n0"]
+    options = SchedulerOptions()
+    stranger, ended, late = (
+        pod_info(pod_obj(name, cpu=cpu, memory="256Mi"))
+        for name, cpu in (("stranger", "1"), ("ended", "2"), ("late", "2"))
+    )
+    assert node.admit(stranger.pod).admitted
+    for pod in (ended, late):
+        if pod is late:
+            snapshot = nrt_object("n0", node)
+        assert decide(cache, options, pod, random.Random(1)).node == "n0"
+        assert cache.assume(pod, "n0")
+        cache.confirm(pod.uid, "n0")
+        assert node.admit(pod.pod).admitted
+    node.release(ended.uid)
+    cache.remove_assigned(ended.uid)
+    rebuilds = cache.numa["n0"].rebuilds
+    cache.set_nrt(snapshot)
+    assert cache.numa["n0"].rebuilds == rebuilds + 1, "the stranger makes it disagree"
+    replica = cache.numa["n0"].replica
+    assert replica is not None
+    mine, theirs = replica.cpu_manager.state, node.cpu_manager.state
+    assert mine.get_pod_cpu_sets(late.uid) == theirs.get_pod_cpu_sets(late.uid)
+    assert mine.get_default_cpu_set() == theirs.get_default_cpu_set()

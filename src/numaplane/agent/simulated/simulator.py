@@ -219,6 +219,10 @@ class SimulatedNodes:
                 self._admit(node, sim, running=running)
         else:
             sim.obj = obj
+            if sim.held and sim.phase in TERMINAL and _phase(obj) in TERMINAL:
+                # The API now shows the pod ended: only from here, in the watch's order, do its
+                # resources go back (see ``_exited``).
+                self._release(sim)
         if meta.get("deletionTimestamp") and not sim.delete_requested:
             self._terminate(sim)
 
@@ -269,10 +273,13 @@ class SimulatedNodes:
         sim.timer = None
         if not sim.held or sim.delete_requested or self.pods.get(sim.uid) is not sim:
             return
-        if sim.exited(self.clock.now()):
-            self._release(sim)
-        else:
+        if not sim.exited(self.clock.now()):
             self._arm(sim)
+        # A pod that ended keeps its resources until the watch shows its terminal status
+        # (``_handle``): the node then frees them at that status's place among the bindings,
+        # the order the scheduler sees too, so its replica of the node can free them at the
+        # same point (freed here, at the timer, a binding the scheduler decided while the pod
+        # still looked alive could be admitted on CPUs the scheduler never gave it).
         self._queue.add(sim.uid)
 
     def _terminate(self, sim: SimPod) -> None:
@@ -387,3 +394,8 @@ async def run_simulated_nodes(
 ) -> None:
     """Run the simulated nodes of ``options`` until cancelled."""
     await SimulatedNodes(client, options, clock=clock).run()
+
+
+def _phase(obj: dict[str, Any]) -> str | None:
+    phase = (obj.get("status") or {}).get("phase")
+    return None if phase is None else str(phase)

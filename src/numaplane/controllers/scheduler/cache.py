@@ -33,7 +33,13 @@ class Cache:
         self.assumed: set[str] = set()
         #: Pods bound to a node not seen yet, by node name (counted once it appears).
         self._waiting: dict[str, dict[str, PodInfo]] = {}
-        self._ended: OrderedDict[str, None] = OrderedDict()
+        #: When each ended pod was seen ending, and each assigned pod seen bound, in the pod
+        #: watch's order (``sequence``; 0 before ``start_sequence``: the initial list has no
+        #: order, and everything in it came before what the watch shows after).
+        self._ended: OrderedDict[str, int] = OrderedDict()
+        self._bound_at: dict[str, int] = {}
+        self._sequence = 0
+        self._sequencing = False
 
     # -- ended pods ---------------------------------------------------------------------
 
@@ -41,8 +47,27 @@ class Cache:
         """The pod ``uid`` was seen deleted or terminal."""
         return uid in self._ended
 
+    def start_sequence(self) -> None:
+        """The pod watch's initial list is done: number what it shows from now on."""
+        self._sequencing = True
+
+    def _next(self) -> int:
+        if self._sequencing:
+            self._sequence += 1
+        return self._sequence if self._sequencing else 0
+
+    def watch_order(self, uid: str) -> tuple[float, float]:
+        """When the pod watch showed ``uid`` bound and ended (``inf``: not yet), comparable
+        with other pods': the order in which the node admitted and freed them."""
+        bound = self._bound_at.get(uid)
+        ended = self._ended.get(uid)
+        return (
+            float("inf") if bound is None else float(bound),
+            float("inf") if ended is None else float(ended),
+        )
+
     def _mark_ended(self, uid: str) -> None:
-        self._ended[uid] = None
+        self._ended[uid] = self._next()
         if len(self._ended) > ENDED_MEMORY:
             self._ended.popitem(last=False)
 
@@ -57,7 +82,7 @@ class Cache:
             numa = self.numa.setdefault(name, NumaNode(name))
             nrt = self._nrts.get(name)
             if nrt is not None:
-                numa.set_nrt(nrt, {}, self.ended)
+                numa.set_nrt(nrt, {}, self.ended, self.watch_order)
             for pod in self._waiting.pop(name, {}).values():
                 self.add_assigned(pod, name)
             return True
@@ -73,7 +98,8 @@ class Cache:
         self._nrts[name] = obj
         numa = self.numa.setdefault(name, NumaNode(name))
         node = self.nodes.get(name)
-        return numa.set_nrt(obj, node.pods if node is not None else {}, self.ended)
+        assigned = node.pods if node is not None else {}
+        return numa.set_nrt(obj, assigned, self.ended, self.watch_order)
 
     def remove_nrt(self, name: str) -> None:
         """The NodeResourceTopology was deleted."""
@@ -91,6 +117,8 @@ class Cache:
         numa = self.numa.get(node_name)
         if numa is not None and not numa.assume(pod) and check_numa:
             return False
+        if numa is not None and check_numa:
+            numa.pending(pod)
         self.nodes[node_name].add_pod(pod)
         self.pod_node[pod.uid] = node_name
         self.assumed.add(pod.uid)
@@ -101,6 +129,14 @@ class Cache:
         self.assumed.discard(pod.uid)
         self._remove(pod.uid)
 
+    def confirm(self, uid: str, node_name: str) -> None:
+        """The pod watch shows the binding of the assumed pod ``uid`` to ``node_name``."""
+        self.assumed.discard(uid)
+        self._bound_at[uid] = self._next()
+        numa = self.numa.get(node_name)
+        if numa is not None:
+            numa.confirm(uid)
+
     def add_assigned(self, pod: PodInfo, node_name: str) -> None:
         """The informer shows ``pod`` bound to ``node_name`` (confirming an assumption, or a pod
         bound by someone else, which the replica admits now, in the order seen)."""
@@ -108,6 +144,7 @@ class Cache:
         current = self.pod_node.get(pod.uid)
         if current == node_name:
             return
+        self._bound_at[pod.uid] = self._next()
         if current is not None:
             self._remove(pod.uid)
         node = self.nodes.get(node_name)
@@ -129,6 +166,7 @@ class Cache:
         return self._remove(uid)
 
     def _remove(self, uid: str) -> bool:
+        self._bound_at.pop(uid, None)
         node_name = self.pod_node.pop(uid, None)
         if node_name is None:
             return False

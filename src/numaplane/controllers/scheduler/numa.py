@@ -74,6 +74,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The answer for every other pod while a binding here is unconfirmed (``NumaNode.pending``).
+SETTLING: Final = Prediction("waiting for a binding to the node to be confirmed", 0)
+
 NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
 NRT_RESOURCE: Final = "noderesourcetopologies"
 SNAPSHOT_ANNOTATION: Final = "numaplane.io/node-snapshot"
@@ -102,6 +105,8 @@ class NumaNode:
         self._free_memory: list[dict[str, int]] | None = None
         #: The pods on the replica (its admitted pods), by uid.
         self._on: set[str] = set()
+        #: Pods this scheduler bound here whose binding its pod watch has not shown yet.
+        self.unconfirmed: dict[str, PodInfo] = {}
 
     # -- the NRT ------------------------------------------------------------------------
 
@@ -118,10 +123,12 @@ class NumaNode:
         obj: dict[str, Any],
         assigned: Mapping[str, PodInfo],
         ended: Callable[[str], bool],
+        order: Callable[[str], tuple[float, float]] | None = None,
     ) -> bool:
         """Take a new version of the node's NRT; whether the filter's answers may change.
         ``assigned`` are the pods assigned to the node in bind order, ``ended`` tells a pod that
-        has ended (terminal or deleted)."""
+        has ended (terminal or deleted), ``order`` when the pod watch showed a pod bound and
+        ended (``Cache.watch_order``; without it, every end comes before every admission)."""
         attributes = {str(a.get("name")): str(a.get("value")) for a in obj.get("attributes") or []}
         self.policy = attributes.get("topologyManagerPolicy", "")
         self.scope = attributes.get("topologyManagerScope", "container")
@@ -140,7 +147,8 @@ class NumaNode:
             doc = orjson.loads(text)
             if self.replica is not None and self._agrees(doc, ended):
                 return False
-            self._rebuild(NodeSnapshot.from_dict(doc, source=self._source), assigned, ended)
+            snapshot = NodeSnapshot.from_dict(doc, source=self._source)
+            self._rebuild(snapshot, assigned, ended, order or _no_order)
         except (NumaplaneError, ValueError, TypeError, KeyError) as err:
             # A snapshot this scheduler cannot read: the zone estimate still guards the node.
             log.warning("%s: %s; using the zone estimate", self._source, err)
@@ -187,20 +195,33 @@ class NumaNode:
         snapshot: NodeSnapshot,
         assigned: Mapping[str, PodInfo],
         ended: Callable[[str], bool],
+        order: Callable[[str], tuple[float, float]],
     ) -> None:
+        # After the snapshot, the node freed its pods that ended and admitted the pods bound
+        # since, each at its place in the pod watch: the replica does the same, in that order
+        # (an end first at equal places: both came with the initial list).
         known = {uid: assigned[uid].pod for uid in snapshot.pod_uids if uid in assigned}
         replica = restore_node(snapshot, known, source=self._source)
-        for uid in snapshot.pod_uids:
-            if ended(uid):
-                replica.release(uid)
         in_snap = set(snapshot.pod_uids)
+        # A pod bound before a pod the snapshot holds was handled by the node before it:
+        # absent from the snapshot, it has ended there (or was refused), seen here or not.
+        handled = max((order(u)[0] for u in snapshot.pod_uids if u in assigned), default=-1.0)
+        steps: list[tuple[float, int, str, PodInfo | None]] = [
+            (order(uid)[1], 0, uid, None) for uid in snapshot.pod_uids if ended(uid)
+        ]
         for uid, pod in assigned.items():
-            if uid in in_snap:
+            bound = order(uid)[0]
+            if uid not in in_snap and not (bound < handled):
+                steps.append((bound, 1, uid, pod))
+        steps.sort(key=lambda step: (step[0], step[1]))
+        for _, _, uid, held in steps:
+            if held is None:
+                replica.release(uid)
                 continue
-            admission = replica.admit(pod.pod)
+            admission = replica.admit(held.pod)
             if not admission.admitted:
                 # The node's agent will reject it too (it admits in the same order).
-                log.info("%s: assumed %s not admitted: %s", self.name, pod.key, admission.reason)
+                log.info("%s: assumed %s not admitted: %s", self.name, held.key, admission.reason)
         self.replica = replica
         self._on = {p.uid for p in replica.pods}
         self.mode = "exact"
@@ -225,6 +246,8 @@ class NumaNode:
         in estimate mode the whole filter and score; nothing in mode none."""
         if self.mode == "none":
             return PASS
+        if self.mode == "exact" and self.unconfirmed and pod.uid not in self.unconfirmed:
+            return SETTLING
         cached = self._predictions.get(pod.signature)
         if cached is not None:
             return cached
@@ -275,6 +298,8 @@ class NumaNode:
         assert replica is not None
         if pod.uid in self._on:
             return ""
+        if self.unconfirmed:
+            return SETTLING.reason
         scope = replica.config.topology_manager_scope
         try:
             admission = replica.admit(pod.pod)
@@ -317,10 +342,48 @@ class NumaNode:
         assert replica is not None
         return self.admit(pod) == ""
 
-    def forget(self, uid: str) -> None:
-        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica."""
-        replica = self.replica
-        if replica is not None and uid in self._on:
-            self._on.discard(uid)
-            replica.release(uid)
+    def pending(self, pod: PodInfo) -> None:
+        """This scheduler is binding ``pod`` here: until ``confirm``, no other pod is placed
+        here in exact mode (see ``forget``)."""
+        if self.mode == "exact":
+            self.unconfirmed[pod.uid] = pod
             self._changed()
+
+    def confirm(self, uid: str) -> None:
+        """The pod watch showed the binding of ``uid``: the node admits it after every end
+        the watch showed before, which the replica has applied before it too."""
+        if self.unconfirmed.pop(uid, None) is not None:
+            self._changed()
+
+    def forget(self, uid: str) -> None:
+        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica.
+
+        The node frees an ended pod at its terminal status's place in the pod watch, and admits
+        a bound pod at its binding's: an end the watch shows before the binding of a pod still
+        unconfirmed came first on the node. The replica admitted that pod before (when it was
+        chosen), so it takes it off, frees the ended pod, and admits it again: the CPUs the
+        node gives it. Only one pod is unconfirmed at a time (``quick``): an end the scheduler
+        had not seen when choosing it only frees more, and the Topology Manager's admission
+        never turns to a rejection with more free resources."""
+        self.unconfirmed.pop(uid, None)
+        replica = self.replica
+        if replica is None or uid not in self._on:
+            return
+        later = [p for u, p in self.unconfirmed.items() if u in self._on]
+        for pod in reversed(later):
+            replica.release(pod.uid)
+        self._on.discard(uid)
+        replica.release(uid)
+        for pod in later:
+            admission = replica.admit(pod.pod)
+            if not admission.admitted:
+                self._on.discard(pod.uid)
+                log.info(
+                    "%s: %s not admitted once replayed: %s", self.name, pod.key, admission.reason
+                )
+        self._changed()
+
+
+def _no_order(uid: str) -> tuple[float, float]:
+    # Unknown order: every end before every admission (``sort`` keeps the bind order).
+    return (0.0, 0.0)

@@ -170,7 +170,9 @@ class Scheduler:
         if node_name:
             self.queue.delete(key)
             if self.cache.pod_node.get(uid) == node_name:
-                self.cache.assumed.discard(uid)
+                if uid in self.cache.assumed:
+                    self.cache.confirm(uid, str(node_name))
+                    self.queue.move_all_to_active()
                 return
             info = self._parse(obj)
             if info is not None:
@@ -253,6 +255,7 @@ class Scheduler:
             except TimeoutError:
                 log.info("no NodeResourceTopology list yet: scheduling without them for now")
             await self.pods.wait_synced()
+            self.cache.start_sequence()
             if self.options.freeze_gc_after_sync:
                 # The node replicas and the listed objects live long: a full collection
                 # walking them every few hundred events cost a third of the process's CPU.
