@@ -323,64 +323,100 @@ def test_the_cheap_necessary_condition_never_refuses_what_the_node_admits(seed: 
 @dataclass(frozen=True)
 class WatchOrderCase:
     name: str
-    #: The pod watch's order of the ended pod's terminal status and the new pod's binding.
-    end_first: bool
+    #: Pods the scheduler places on the node (name, CPUs) and the pod watch shows bound at once.
+    before: tuple[tuple[str, int], ...]
+    #: Pods it places next, in this order, whose bindings are not shown yet.
+    assumed: tuple[tuple[str, int], ...]
+    #: What happens next, in the pod watch's order (the node's): ``end`` a pod, ``bind`` an
+    #: assumed pod (the node admits it), ``fail`` an assumed pod's bind (the node never sees it).
+    watch: tuple[tuple[str, str], ...]
 
 
+# The node: 2 NUMA x 4 CPUs, CPU 0 reserved (zones of 3 and 4 free CPUs). In each case the node
+# puts some pod on other CPUs than the replica did when the scheduler chose it.
 WATCH_ORDERS = (
-    WatchOrderCase("end-before-binding", end_first=True),
-    WatchOrderCase("end-after-binding", end_first=False),
+    # ``late`` goes to zone 1 on the replica; the node, which freed ``ended`` first, puts it in
+    # zone 0.
+    WatchOrderCase(
+        "end-before-binding", (("ended", 2),), (("late", 3),), (("end", "ended"), ("bind", "late"))
+    ),
+    WatchOrderCase(
+        "end-after-binding", (("ended", 2),), (("late", 3),), (("bind", "late"), ("end", "ended"))
+    ),
+    # Two pods behind the end: ``b`` goes to zone 1 on the replica, to zone 0 on the node.
+    WatchOrderCase(
+        "end-before-two-bindings",
+        (("ended", 2),),
+        (("a", 1), ("b", 2)),
+        (("end", "ended"), ("bind", "a"), ("bind", "b")),
+    ),
+    WatchOrderCase(
+        "end-between-two-bindings",
+        (("ended", 2),),
+        (("a", 1), ("b", 2)),
+        (("bind", "a"), ("end", "ended"), ("bind", "b")),
+    ),
+    # Concurrent binds: the API server took ``b``'s binding before ``a``'s.
+    WatchOrderCase(
+        "bindings-out-of-order", (), (("a", 1), ("b", 3)), (("bind", "b"), ("bind", "a"))
+    ),
+    # ``a``'s bind failed: ``b`` is alone on the node.
+    WatchOrderCase(
+        "bind-failed-before-another", (), (("a", 3), ("b", 1)), (("fail", "a"), ("bind", "b"))
+    ),
 )
 
 
 @pytest.mark.parametrize("case", WATCH_ORDERS, ids=lambda c: c.name)
-def test_replica_frees_an_ended_pod_where_the_node_did(case: WatchOrderCase) -> None:
-    # 2 NUMA x 4 CPUs, CPU 0 reserved: zones of 3 and 4 free CPUs. ``ended`` (2 CPUs) sits in
-    # zone 0. The scheduler places ``late`` (3 CPUs) while ``ended`` still looks alive to it:
-    # zone 1 on its replica. The node admits ``late`` at its binding's place in the watch: if
-    # the end came first, zone 0 has room again and the node puts ``late`` there. The replica
-    # must end up with the node's CPUs either way (else it sees room the node lacks).
+def test_replica_follows_the_node_in_the_pod_watch_order(case: WatchOrderCase) -> None:
+    # Each pod is placed while the pods before it hold their CPUs on the replica; the node
+    # frees and admits in the pod watch's order. The replica must end up with the node's CPUs
+    # (else it sees room the node lacks, and a later pod gets TopologyAffinityError).
     cache, agents = cluster(1)
     node = agents["n0"]
     options = SchedulerOptions()
-    ended = pod_info(pod_obj("ended", cpu="2", memory="256Mi"))
-    late = pod_info(pod_obj("late", cpu="3", memory="256Mi"))
-    assert decide(cache, options, ended, random.Random(1)).node == "n0"
-    assert cache.assume(ended, "n0")
-    cache.confirm(ended.uid, "n0")
-    assert node.admit(ended.pod).admitted
-    assert decide(cache, options, late, random.Random(1)).node == "n0"
-    assert cache.assume(late, "n0")
-    if case.end_first:
-        node.release(ended.uid)
-        cache.remove_assigned(ended.uid)
-        assert node.admit(late.pod).admitted
-        cache.confirm(late.uid, "n0")
-    else:
-        assert node.admit(late.pod).admitted
-        cache.confirm(late.uid, "n0")
-        node.release(ended.uid)
-        cache.remove_assigned(ended.uid)
+    pods = {
+        name: pod_info(pod_obj(name, cpu=str(cpus), memory="256Mi"))
+        for name, cpus in case.before + case.assumed
+    }
+    for name, _ in case.before + case.assumed:
+        pod = pods[name]
+        assert decide(cache, options, pod, random.Random(1)).node == "n0", name
+        assert cache.assume(pod, "n0")
+        if name in dict(case.before):
+            cache.confirm(pod.uid, "n0")
+            assert node.admit(pod.pod).admitted
+    for what, name in case.watch:
+        pod = pods[name]
+        if what == "end":
+            node.release(pod.uid)
+            cache.remove_assigned(pod.uid)
+        elif what == "bind":
+            assert node.admit(pod.pod).admitted
+            cache.confirm(pod.uid, "n0")
+        else:
+            cache.forget(pod)
     replica = cache.numa["n0"].replica
     assert replica is not None
     mine, theirs = replica.cpu_manager.state, node.cpu_manager.state
-    assert mine.get_pod_cpu_sets(late.uid) == theirs.get_pod_cpu_sets(late.uid)
+    for name, _ in case.assumed:
+        uid = pods[name].uid
+        assert mine.get_pod_cpu_sets(uid) == theirs.get_pod_cpu_sets(uid), name
     assert mine.get_default_cpu_set() == theirs.get_default_cpu_set()
 
 
-def test_no_other_pod_goes_to_a_node_until_its_binding_is_confirmed() -> None:
-    # The node's answer for a second pod depends on where it put the first, which the replica
-    # knows only once the watch has shown the first binding (and every end before it).
+def test_pods_go_to_a_node_while_earlier_bindings_there_are_unconfirmed() -> None:
+    # Waiting for each binding to come back through the watch would cap a node at one pod per
+    # round trip; the replica instead takes the pods being bound in the order it placed them.
     cache, _ = cluster(1)
     options = SchedulerOptions()
     first, second = (pod_info(pod_obj(name, cpu="1", memory="256Mi")) for name in ("a", "b"))
-    assert decide(cache, options, first, random.Random(1)).node == "n0"
-    assert cache.assume(first, "n0")
-    waiting = decide(cache, options, second, random.Random(1))
-    assert waiting.node is None
-    assert "waiting for a binding to the node to be confirmed" in waiting.message
+    for pod in (first, second):
+        assert decide(cache, options, pod, random.Random(1)).node == "n0"
+        assert cache.assume(pod, "n0")
+    assert list(cache.numa["n0"].unconfirmed) == [first.uid, second.uid]
     cache.confirm(first.uid, "n0")
-    assert decide(cache, options, second, random.Random(1)).node == "n0"
+    assert list(cache.numa["n0"].unconfirmed) == [second.uid]
 
 
 def test_a_late_snapshot_is_replayed_in_the_watch_order() -> None:

@@ -7,7 +7,9 @@ Three modes, per node:
   the pods that have ended, plus the pods assigned to the node that the snapshot does not hold
   yet (assumed), admitted on the replica in assignment (= bind) order. ``replica.admit(pod)``
   is then the node's own Topology Manager answer: the filter rejects wherever it would not
-  admit. A newer snapshot replaces the replica only when it disagrees with it (a pod order or
+  admit. Ends and bindings reach the replica in the pod watch's order, the order the node
+  applies them in; the pods this scheduler is still binding follow them (``NumaNode._replay``).
+  A newer snapshot replaces the replica only when it disagrees with it (a pod order or
   the CPU manager's free CPUs differ): restoring costs milliseconds, and a snapshot that only
   confirms the admissions the replica already made changes nothing.
 - **estimate** — an NRT without the annotation (a real kubelet with NFD): scheduler-plugins'
@@ -73,9 +75,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: The answer for every other pod while a binding here is unconfirmed (``NumaNode.pending``).
-SETTLING: Final = Prediction("waiting for a binding to the node to be confirmed", 0)
 
 NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
 NRT_RESOURCE: Final = "noderesourcetopologies"
@@ -246,8 +245,6 @@ class NumaNode:
         in estimate mode the whole filter and score; nothing in mode none."""
         if self.mode == "none":
             return PASS
-        if self.mode == "exact" and self.unconfirmed and pod.uid not in self.unconfirmed:
-            return SETTLING
         cached = self._predictions.get(pod.signature)
         if cached is not None:
             return cached
@@ -298,8 +295,6 @@ class NumaNode:
         assert replica is not None
         if pod.uid in self._on:
             return ""
-        if self.unconfirmed:
-            return SETTLING.reason
         scope = replica.config.topology_manager_scope
         try:
             admission = replica.admit(pod.pod)
@@ -343,45 +338,86 @@ class NumaNode:
         return self.admit(pod) == ""
 
     def pending(self, pod: PodInfo) -> None:
-        """This scheduler is binding ``pod`` here: until ``confirm``, no other pod is placed
-        here in exact mode (see ``forget``)."""
-        if self.mode == "exact":
+        """This scheduler is binding ``pod`` here (``assume`` admitted it on the replica): it
+        stays in the replica's speculative tail until the pod watch shows its binding."""
+        if self.mode == "exact" and pod.uid in self._on:
             self.unconfirmed[pod.uid] = pod
-            self._changed()
+
+    # The node admits a bound pod at its binding's place in the pod watch and frees an ended
+    # pod at its terminal status's; the scheduler reads the same watch. So the replica is kept
+    # as what the watch has shown (in its order) followed by the unconfirmed pods, in the order
+    # they were admitted here. Whatever the watch shows next (an end, or a binding other than
+    # the first unconfirmed one) came before every binding still unconfirmed: the tail is taken
+    # off, the event applied, and the tail admitted again, each pod getting what the node will
+    # give it. A tail pod refused once replayed is refused by the node too (same state, same
+    # order); the binder cannot take it back, and the log says so.
+
+    def _replay(self, change: Callable[[Node], None], tail: list[PodInfo]) -> None:
+        replica = self.replica
+        assert replica is not None
+        held = [p for p in self.unconfirmed.values() if p.uid in self._on]
+        for pod in reversed(held):
+            replica.release(pod.uid)
+            self._on.discard(pod.uid)
+        change(replica)
+        for pod in tail:
+            try:
+                admission = replica.admit(pod.pod)
+            except NumaplaneError as err:
+                reason = str(err)
+            else:
+                if admission.admitted:
+                    self._on.add(pod.uid)
+                    continue
+                reason = str(admission.reason)
+            log.info(
+                "%s: %s not admitted once replayed in the watch's order: %s",
+                self.name,
+                pod.key,
+                reason,
+            )
+        self._changed()
 
     def confirm(self, uid: str) -> None:
-        """The pod watch showed the binding of ``uid``: the node admits it after every end
-        the watch showed before, which the replica has applied before it too."""
-        if self.unconfirmed.pop(uid, None) is not None:
-            self._changed()
+        """The pod watch showed the binding of ``uid``: the node admits it after everything the
+        watch showed before and before every binding still unconfirmed."""
+        first = next(iter(self.unconfirmed), None)
+        pod = self.unconfirmed.pop(uid, None)
+        if pod is None or uid == first or self.replica is None:
+            return
+        # Bound out of the order admitted here (the binds run concurrently).
+        tail = [p for p in self.unconfirmed.values() if p.uid in self._on]
+
+        def admit_first(replica: Node) -> None:
+            if uid in self._on:
+                replica.release(uid)
+                self._on.discard(uid)
+            try:
+                if replica.admit(pod.pod).admitted:
+                    self._on.add(uid)
+            except NumaplaneError as err:
+                log.info("%s: %s not admitted in the watch's order: %s", self.name, pod.key, err)
+
+        self._replay(admit_first, tail)
 
     def forget(self, uid: str) -> None:
-        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica.
-
-        The node frees an ended pod at its terminal status's place in the pod watch, and admits
-        a bound pod at its binding's: an end the watch shows before the binding of a pod still
-        unconfirmed came first on the node. The replica admitted that pod before (when it was
-        chosen), so it takes it off, frees the ended pod, and admits it again: the CPUs the
-        node gives it. Only one pod is unconfirmed at a time (``quick``): an end the scheduler
-        had not seen when choosing it only frees more, and the Topology Manager's admission
-        never turns to a rejection with more free resources."""
+        """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica,
+        at its place in the pod watch (before every binding still unconfirmed)."""
         self.unconfirmed.pop(uid, None)
         replica = self.replica
         if replica is None or uid not in self._on:
             return
-        later = [p for u, p in self.unconfirmed.items() if u in self._on]
-        for pod in reversed(later):
-            replica.release(pod.uid)
-        self._on.discard(uid)
-        replica.release(uid)
-        for pod in later:
-            admission = replica.admit(pod.pod)
-            if not admission.admitted:
-                self._on.discard(pod.uid)
-                log.info(
-                    "%s: %s not admitted once replayed: %s", self.name, pod.key, admission.reason
-                )
-        self._changed()
+        tail = [p for p in self.unconfirmed.values() if p.uid in self._on]
+
+        def release(replica: Node) -> None:
+            self._on.discard(uid)
+            replica.release(uid)
+
+        if tail:
+            self._replay(release, tail)
+        else:
+            release(replica)
+            self._changed()
 
 
 def _no_order(uid: str) -> tuple[float, float]:
