@@ -328,8 +328,10 @@ class WatchOrderCase:
     #: Pods it places next, in this order, whose bindings are not shown yet.
     assumed: tuple[tuple[str, int], ...]
     #: What happens next, in the pod watch's order (the node's): ``end`` a pod, ``bind`` an
-    #: assumed pod (the node admits it), ``fail`` an assumed pod's bind (the node never sees it).
+    #: assumed pod (the node admits it), ``fail`` an assumed pod's bind (the node never sees it),
+    #: ``foreign`` a pod of ``foreign`` bound by someone else (the node admits it).
     watch: tuple[tuple[str, str], ...]
+    foreign: tuple[tuple[str, int], ...] = ()
 
 
 # The node: 2 NUMA x 4 CPUs, CPU 0 reserved (zones of 3 and 4 free CPUs). In each case the node
@@ -364,6 +366,14 @@ WATCH_ORDERS = (
     WatchOrderCase(
         "bind-failed-before-another", (), (("a", 3), ("b", 1)), (("fail", "a"), ("bind", "b"))
     ),
+    # Another scheduler's ``x``, bound before ``a``: zone 0 on the node, ``a`` in zone 1.
+    WatchOrderCase(
+        "foreign-binding-before-ours",
+        (),
+        (("a", 3),),
+        (("foreign", "x"), ("bind", "a")),
+        foreign=(("x", 2),),
+    ),
 )
 
 
@@ -377,7 +387,7 @@ def test_replica_follows_the_node_in_the_pod_watch_order(case: WatchOrderCase) -
     options = SchedulerOptions()
     pods = {
         name: pod_info(pod_obj(name, cpu=str(cpus), memory="256Mi"))
-        for name, cpus in case.before + case.assumed
+        for name, cpus in case.before + case.assumed + case.foreign
     }
     for name, _ in case.before + case.assumed:
         pod = pods[name]
@@ -394,12 +404,15 @@ def test_replica_follows_the_node_in_the_pod_watch_order(case: WatchOrderCase) -
         elif what == "bind":
             assert node.admit(pod.pod).admitted
             cache.confirm(pod.uid, "n0")
+        elif what == "foreign":
+            assert node.admit(pod.pod).admitted
+            cache.add_assigned(pod, "n0")
         else:
             cache.forget(pod)
     replica = cache.numa["n0"].replica
     assert replica is not None
     mine, theirs = replica.cpu_manager.state, node.cpu_manager.state
-    for name, _ in case.assumed:
+    for name, _ in case.assumed + case.foreign:
         uid = pods[name].uid
         assert mine.get_pod_cpu_sets(uid) == theirs.get_pod_cpu_sets(uid), name
     assert mine.get_default_cpu_set() == theirs.get_default_cpu_set()

@@ -52,9 +52,10 @@ class Cache:
         self._sequencing = True
 
     def _next(self) -> int:
-        if self._sequencing:
-            self._sequence += 1
-        return self._sequence if self._sequencing else 0
+        if not self._sequencing:
+            return 0
+        self._sequence += 1
+        return self._sequence
 
     def watch_order(self, uid: str) -> tuple[float, float]:
         """When the pod watch showed ``uid`` bound and ended (``inf``: not yet), comparable
@@ -117,8 +118,6 @@ class Cache:
         numa = self.numa.get(node_name)
         if numa is not None and not numa.assume(pod) and check_numa:
             return False
-        if numa is not None and check_numa:
-            numa.pending(pod)
         self.nodes[node_name].add_pod(pod)
         self.pod_node[pod.uid] = node_name
         self.assumed.add(pod.uid)
@@ -140,10 +139,12 @@ class Cache:
     def add_assigned(self, pod: PodInfo, node_name: str) -> None:
         """The informer shows ``pod`` bound to ``node_name`` (confirming an assumption, or a pod
         bound by someone else, which the replica admits now, in the order seen)."""
-        self.assumed.discard(pod.uid)
         current = self.pod_node.get(pod.uid)
         if current == node_name:
+            if pod.uid in self.assumed:
+                self.confirm(pod.uid, node_name)
             return
+        self.assumed.discard(pod.uid)
         self._bound_at[pod.uid] = self._next()
         if current is not None:
             self._remove(pod.uid)
@@ -153,7 +154,7 @@ class Cache:
             return
         numa = self.numa.get(node_name)
         if numa is not None:
-            numa.assume(pod)
+            numa.bound_elsewhere(pod)
         node.add_pod(pod)
         self.pod_node[pod.uid] = node_name
 

@@ -122,12 +122,12 @@ class NumaNode:
         obj: dict[str, Any],
         assigned: Mapping[str, PodInfo],
         ended: Callable[[str], bool],
-        order: Callable[[str], tuple[float, float]] | None = None,
+        order: Callable[[str], tuple[float, float]],
     ) -> bool:
         """Take a new version of the node's NRT; whether the filter's answers may change.
         ``assigned`` are the pods assigned to the node in bind order, ``ended`` tells a pod that
         has ended (terminal or deleted), ``order`` when the pod watch showed a pod bound and
-        ended (``Cache.watch_order``; without it, every end comes before every admission)."""
+        ended (``Cache.watch_order``)."""
         attributes = {str(a.get("name")): str(a.get("value")) for a in obj.get("attributes") or []}
         self.policy = attributes.get("topologyManagerPolicy", "")
         self.scope = attributes.get("topologyManagerScope", "container")
@@ -147,7 +147,7 @@ class NumaNode:
             if self.replica is not None and self._agrees(doc, ended):
                 return False
             snapshot = NodeSnapshot.from_dict(doc, source=self._source)
-            self._rebuild(snapshot, assigned, ended, order or _no_order)
+            self._rebuild(snapshot, assigned, ended, order)
         except (NumaplaneError, ValueError, TypeError, KeyError) as err:
             # A snapshot this scheduler cannot read: the zone estimate still guards the node.
             log.warning("%s: %s; using the zone estimate", self._source, err)
@@ -328,98 +328,98 @@ class NumaNode:
         return free
 
     def assume(self, pod: PodInfo) -> bool:
-        """Admit ``pod`` on the replica for real, unless ``admit`` already did (it is being bound
-        here); whether the replica admitted it (always true in the other modes)."""
+        """Admit ``pod`` on the replica for real, unless ``admit`` already did (this scheduler
+        is binding it here); whether the replica admitted it (always true in the other modes).
+        An admitted pod waits behind what the pod watch has shown until :meth:`confirm`."""
         if self.mode != "exact":
             self._changed()
             return True
-        replica = self.replica
-        assert replica is not None
-        return self.admit(pod) == ""
-
-    def pending(self, pod: PodInfo) -> None:
-        """This scheduler is binding ``pod`` here (``assume`` admitted it on the replica): it
-        stays in the replica's speculative tail until the pod watch shows its binding."""
-        if self.mode == "exact" and pod.uid in self._on:
-            self.unconfirmed[pod.uid] = pod
+        if self.admit(pod):
+            return False
+        self.unconfirmed[pod.uid] = pod
+        return True
 
     # The node admits a bound pod at its binding's place in the pod watch and frees an ended
     # pod at its terminal status's; the scheduler reads the same watch. So the replica is kept
     # as what the watch has shown (in its order) followed by the unconfirmed pods, in the order
-    # they were admitted here. Whatever the watch shows next (an end, or a binding other than
-    # the first unconfirmed one) came before every binding still unconfirmed: the tail is taken
-    # off, the event applied, and the tail admitted again, each pod getting what the node will
-    # give it. A tail pod refused once replayed is refused by the node too (same state, same
-    # order); the binder cannot take it back, and the log says so.
+    # they were admitted here. Whatever the watch shows next (an end, a binding by someone
+    # else, or a binding other than the first unconfirmed one) came before every binding still
+    # unconfirmed: the tail is taken off, the event applied, and the tail admitted again, each
+    # pod getting what the node will give it. A tail pod refused once replayed is refused by
+    # the node too (same state, same order); the binder cannot take it back, and the log says so.
 
-    def _replay(self, change: Callable[[Node], None], tail: list[PodInfo]) -> None:
+    def _replay(self, change: Callable[[Node], None]) -> None:
         replica = self.replica
         assert replica is not None
-        held = [p for p in self.unconfirmed.values() if p.uid in self._on]
-        for pod in reversed(held):
+        tail = [p for p in self.unconfirmed.values() if p.uid in self._on]
+        for pod in reversed(tail):
             replica.release(pod.uid)
             self._on.discard(pod.uid)
         change(replica)
         for pod in tail:
-            try:
-                admission = replica.admit(pod.pod)
-            except NumaplaneError as err:
-                reason = str(err)
-            else:
-                if admission.admitted:
-                    self._on.add(pod.uid)
-                    continue
-                reason = str(admission.reason)
-            log.info(
-                "%s: %s not admitted once replayed in the watch's order: %s",
-                self.name,
-                pod.key,
-                reason,
-            )
+            reason = self.admit(pod)
+            if reason:
+                log.info(
+                    "%s: %s not admitted once replayed in the watch's order: %s",
+                    self.name,
+                    pod.key,
+                    reason,
+                )
         self._changed()
 
+    def _in_watch_order(self, change: Callable[[Node], None]) -> None:
+        # ``change`` came before the tail, if there is one.
+        if any(uid in self._on for uid in self.unconfirmed):
+            self._replay(change)
+        else:
+            assert self.replica is not None
+            change(self.replica)
+            self._changed()
+
     def confirm(self, uid: str) -> None:
-        """The pod watch showed the binding of ``uid``: the node admits it after everything the
-        watch showed before and before every binding still unconfirmed."""
+        """The pod watch showed the binding of ``uid`` (assumed here): the node admits it after
+        everything the watch showed before and before every binding still unconfirmed."""
         first = next(iter(self.unconfirmed), None)
         pod = self.unconfirmed.pop(uid, None)
         if pod is None or uid == first or self.replica is None:
             return
-        # Bound out of the order admitted here (the binds run concurrently).
-        tail = [p for p in self.unconfirmed.values() if p.uid in self._on]
 
+        # Bound out of the order admitted here (the binds run concurrently).
         def admit_first(replica: Node) -> None:
             if uid in self._on:
                 replica.release(uid)
                 self._on.discard(uid)
-            try:
-                if replica.admit(pod.pod).admitted:
-                    self._on.add(uid)
-            except NumaplaneError as err:
-                log.info("%s: %s not admitted in the watch's order: %s", self.name, pod.key, err)
+            self.admit(pod)
 
-        self._replay(admit_first, tail)
+        self._replay(admit_first)
+
+    def bound_elsewhere(self, pod: PodInfo) -> None:
+        """The pod watch showed ``pod`` bound here by someone else (another scheduler, a user,
+        or this one before it started): the node admits it at that place, before every binding
+        of this scheduler still unconfirmed."""
+        if self.mode != "exact":
+            self._changed()
+            return
+        if pod.uid in self._on:
+            return
+
+        def admit(replica: Node) -> None:
+            reason = self.admit(pod)
+            if reason:
+                # The node's agent refuses it too (it admits in the same order).
+                log.info("%s: %s bound here, not admitted: %s", self.name, pod.key, reason)
+
+        self._in_watch_order(admit)
 
     def forget(self, uid: str) -> None:
         """The pod ``uid`` left the node (ended, or its bind failed): free it on the replica,
         at its place in the pod watch (before every binding still unconfirmed)."""
         self.unconfirmed.pop(uid, None)
-        replica = self.replica
-        if replica is None or uid not in self._on:
+        if self.replica is None or uid not in self._on:
             return
-        tail = [p for p in self.unconfirmed.values() if p.uid in self._on]
 
         def release(replica: Node) -> None:
             self._on.discard(uid)
             replica.release(uid)
 
-        if tail:
-            self._replay(release, tail)
-        else:
-            release(replica)
-            self._changed()
-
-
-def _no_order(uid: str) -> tuple[float, float]:
-    # Unknown order: every end before every admission (``sort`` keeps the bind order).
-    return (0.0, 0.0)
+        self._in_watch_order(release)
