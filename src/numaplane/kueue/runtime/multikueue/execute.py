@@ -112,13 +112,6 @@ RemoteAction = (
     | PatchRemoteWorkloadStatus
     | RemoveRemoteObjects
 )
-REMOTE_ACTIONS: Final = (
-    CreateRemoteWorkload,
-    CreateRemoteJob,
-    UpdateRemoteWorkload,
-    PatchRemoteWorkloadStatus,
-    RemoveRemoteObjects,
-)
 
 #: The merge patch that clears them (null deletes a field).
 CLEAR_ACTIVE: Final = {"status": dict.fromkeys(ACTIVE_COUNTERS)}
@@ -181,7 +174,7 @@ class Executor:
                 await self._clear(job_key)
         pending: list[RemoteAction] = []
         for action in actions:
-            if isinstance(action, REMOTE_ACTIONS):
+            if isinstance(action, RemoteAction):
                 if any(other.cluster == action.cluster for other in pending):
                     await self._remote_all(pending)
                     pending = []
@@ -210,10 +203,10 @@ class Executor:
         round trip, and a pass that copies a Workload to N workers (or removes N losing copies)
         would otherwise take N round trips. Every one is let finish; the first failure (in
         action order) is raised, and the retried pass reads what did land."""
+        if not actions:
+            return
         if len(actions) == 1:
             await self._remote(actions[0])
-            return
-        if not actions:
             return
         results = await asyncio.gather(
             *(self._remote(action) for action in actions), return_exceptions=True

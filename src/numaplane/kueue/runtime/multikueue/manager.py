@@ -111,11 +111,10 @@ class MultiKueue:
                 cluster_queues=informers["ClusterQueue"],
                 local_queues=informers["LocalQueue"],
                 checks=informers["AdmissionCheck"],
-                configs=self.remotes.configs,
+                remotes=self.remotes,
                 clock=clock,
                 events_batch_period=events_batch_period,
             )
-            self.quota.remotes = self.remotes
 
     def _watch_worker(self, rc: RemoteCluster) -> None:
         if self.quota is not None:

@@ -48,8 +48,8 @@ def _generation(obj: Obj) -> Any:
 
 class QuotaAutomation:
     """See the module doc; :meth:`run` works until cancelled once the informers are running.
-    Pass :meth:`watch_worker` as ``RemoteClusters(remote_queues=...)`` and call
-    :meth:`on_cluster_change` on every connection change."""
+    ``remotes`` must hand each new connection to :meth:`watch_worker` (its ``remote_queues``)
+    and report every connection change to :meth:`on_cluster_change`."""
 
     def __init__(
         self,
@@ -58,7 +58,7 @@ class QuotaAutomation:
         cluster_queues: Informer,
         local_queues: Informer,
         checks: Informer,
-        configs: Informer,
+        remotes: RemoteClusters,
         clock: Callable[[], float] = time.time,
         events_batch_period: float = 1.0,
     ) -> None:
@@ -66,18 +66,20 @@ class QuotaAutomation:
         self.cluster_queues = cluster_queues
         self.local_queues = local_queues
         self.checks = checks
-        self.configs = configs
+        self.remotes = remotes
+        #: The MultiKueueConfigs, one watch shared with the connections.
+        self.configs = remotes.configs
         self.clock = clock
         self.batch = events_batch_period
-        #: Set once the connections exist (they are built with :meth:`watch_worker`).
-        self.remotes: RemoteClusters | None = None
         self.queue = WorkQueue()
         cluster_queues.add_handler(
-            EventHandler(self._enqueue_obj, self._cluster_queue_updated, _ignore)
+            EventHandler(on_add=self._enqueue_obj, on_update=self._cluster_queue_updated)
         )
-        local_queues.add_handler(EventHandler(self._local_queue, _ignore2, self._local_queue))
+        local_queues.add_handler(
+            EventHandler(on_add=self._local_queue, on_delete=self._local_queue)
+        )
         checks.add_handler(EventHandler(self._check, self._check_updated, self._check))
-        configs.add_handler(EventHandler(self._config, self._config_updated, self._config))
+        self.configs.add_handler(EventHandler(self._config, self._config_updated, self._config))
 
     # ----- events --------------------------------------------------------------------------
 
@@ -144,7 +146,7 @@ class QuotaAutomation:
                 self.on_cluster_change(name)
 
         if rc.local_queues is not None:
-            rc.local_queues.add_handler(EventHandler(changed, _ignore2, changed))
+            rc.local_queues.add_handler(EventHandler(on_add=changed, on_delete=changed))
         if rc.cluster_queues is not None:
             rc.cluster_queues.add_handler(EventHandler(changed, cq_updated, changed))
 
@@ -152,7 +154,7 @@ class QuotaAutomation:
 
     def _workers(self, config: Obj | None) -> dict[str, quota.WorkerQueues]:
         found: dict[str, quota.WorkerQueues] = {}
-        if config is None or self.remotes is None:
+        if config is None:
             return found
         for name in cs.config_clusters(config):
             rc = self.remotes.get(name)
@@ -226,11 +228,3 @@ _STATE = ("status", "reason", "message")
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _ignore(_: Obj) -> None:
-    pass
-
-
-def _ignore2(_: Obj, __: Obj) -> None:
-    pass
