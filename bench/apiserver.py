@@ -42,6 +42,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from numaplane.agent.process import process_cpu_seconds
 from numaplane.apiserver.storage import ClusterStore, ObjectKey
 from numaplane.kube import ApiError, KubeClient, KubeConnectionError, load_kubeconfig
 
@@ -171,13 +172,11 @@ class CpuMeter:
     costs whatever else the machine runs (wall-clock rates depend on that)."""
 
     def __init__(self, server_pid: int) -> None:
-        self._stat = Path(f"/proc/{server_pid}/stat")
-        self._tick = os.sysconf("SC_CLK_TCK")
+        self._pid = server_pid
         self._mark = self._now()
 
     def _now(self) -> tuple[float, float]:
-        fields = self._stat.read_text().rsplit(")", 1)[1].split()
-        server = (int(fields[11]) + int(fields[12])) / self._tick
+        server = process_cpu_seconds(self._pid) or 0.0
         mine = resource.getrusage(resource.RUSAGE_SELF)
         return server, mine.ru_utime + mine.ru_stime
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import os
 import random
 import resource
 import statistics
@@ -573,12 +572,9 @@ def _peak_mib(pid: int) -> float:
 
 def _cpu_s(pid: int) -> float:
     """A live process's user + system CPU time so far, seconds (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return 0.0
-    # After the command name: state is field 3, utime and stime fields 14 and 15.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    from numaplane.agent.process import process_cpu_seconds
+
+    return process_cpu_seconds(pid) or 0.0
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from numaplane.agent.cgroupapi import CgroupDriver, ContainerLimits
 from numaplane.agent.cgroupfs import FsDriver
 from numaplane.agent.environment import container_argv, container_env, expand
 from numaplane.agent.errors import AgentError
-from numaplane.agent.process import process_alive, process_start_time
+from numaplane.agent.process import process_alive, process_cpu_seconds, process_start_time
 from numaplane.agent.runtime import (
     ContainerSpec,
     ContainerStatus,
@@ -498,3 +500,20 @@ def test_env_refers_to_earlier_variables_and_argv_to_all() -> None:
     assert env["NAME"] == "world"
     assert env["PATH"]
     assert container_argv(spec, env) == ("run", "hello world $(LATER)", "--dev=gpu0", "x")
+
+
+def test_process_cpu_seconds_counts_a_process_s_cpu_time() -> None:
+    # The benchmarks charge each process the CPU it used; a busy child must show it.
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+         "while time.process_time() < end: pass\ninput()"],
+        stdin=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while (used := process_cpu_seconds(child.pid) or 0.0) < 0.3:
+            assert time.monotonic() < deadline, f"only {used}s of CPU seen"
+            time.sleep(0.05)
+    finally:
+        child.communicate(b"\n")
+    assert process_cpu_seconds(child.pid) is None  # reaped: no such process

@@ -65,6 +65,13 @@ def process_start_time(pid: int) -> int | None:
     return int(fields[19]) if fields is not None else None
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time process ``pid`` has used so far (fields 14 and 15 of
+    ``/proc/<pid>/stat``), seconds; ``None`` if no such process."""
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK if fields is not None else None
+
+
 def process_alive(pid: int, start_time: int) -> bool:
     """Whether the process ``(pid, start_time)`` exists and has not exited (zombies have)."""
     fields = _stat_fields(pid)
