@@ -35,6 +35,39 @@ STOP_TIMEOUT_S = 30.0
 ENTRY = "from numaplane.cli.main import main; main()"
 
 
+def open_crd(group: str, version: str, plural: str, kind: str, scope: str) -> dict[str, Any]:
+    """A CustomResourceDefinition serving ``kind`` with an open schema (any object accepted):
+    for tests that need a kind served, not validated."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "listKind": f"{kind}List",
+            },
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
 class ApiServerStartError(RuntimeError):
     """The server did not come up; the message ends with its log."""
 

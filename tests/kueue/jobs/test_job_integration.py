@@ -17,7 +17,7 @@ from numaplane.kube import KubeClient
 from numaplane.kube.errors import ApiError
 from numaplane.kueue.api.model import ResourceFlavor
 from numaplane.kueue.jobs import JobContext, JobDecision, new_workload, reconcile_job
-from numaplane.testing.apiserver import running_apiserver
+from numaplane.testing.apiserver import open_crd, running_apiserver
 from tests.controllers.job.cluster import Cluster, cluster, condition, controller_running, job_body
 from tests.kueue.jobs.helpers import T0, admitted, cond
 
@@ -147,34 +147,7 @@ def test_start_on_the_flavor_then_stop_on_eviction(kubeconfig: Path) -> None:
 
 def crd(plural: str, kind: str, scope: str) -> dict[str, Any]:
     """A Kueue CRD reduced to what the webhook reads (any v1beta2 object is accepted)."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.kueue.x-k8s.io"},
-        "spec": {
-            "group": "kueue.x-k8s.io",
-            "scope": scope,
-            "names": {
-                "plural": plural,
-                "singular": kind.lower(),
-                "kind": kind,
-                "listKind": f"{kind}List",
-            },
-            "versions": [
-                {
-                    "name": "v1beta2",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return open_crd("kueue.x-k8s.io", "v1beta2", plural, kind, scope)
 
 
 CRDS = (

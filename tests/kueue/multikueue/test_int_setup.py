@@ -10,6 +10,7 @@ import pytest
 
 from numaplane.kube.errors import ApiError
 from numaplane.testing import multikueue_int as mk
+from numaplane.testing.apiserver import open_crd
 from numaplane.testing.multikueue_int import Clusters
 from tests.kueue.multikueue.intworld import Knobs, World, run, world
 
@@ -77,34 +78,9 @@ async def create_cluster_profile(w: World, name: str) -> None:
     """ClusterProfile ``name`` in Kueue's namespace, its CRD (multicluster.x-k8s.io, schema
     left open) installed first as upstream's suite does."""
     client = w.manager.client
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "clusterprofiles.multicluster.x-k8s.io"},
-        "spec": {
-            "group": "multicluster.x-k8s.io",
-            "scope": "Namespaced",
-            "names": {
-                "plural": "clusterprofiles",
-                "singular": "clusterprofile",
-                "kind": "ClusterProfile",
-                "listKind": "ClusterProfileList",
-            },
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = open_crd(
+        "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles", "ClusterProfile", "Namespaced"
+    )
     await client.create("apiextensions.k8s.io/v1", "customresourcedefinitions", crd)
     profile = {
         "apiVersion": "multicluster.x-k8s.io/v1alpha1",
