@@ -27,6 +27,7 @@ from numaplane.testing.kueue_objects import (
     namespace,
     resource_flavor,
     workload,
+    workload_priority_class,
 )
 
 Obj = dict[str, Any]
@@ -38,6 +39,7 @@ __all__ = [
     "namespace",
     "resource_flavor",
     "workload",
+    "workload_priority_class",
 ]
 
 # The engine's write verbs (numaplane.kueue.engine; this layer may not import it).

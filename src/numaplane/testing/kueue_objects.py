@@ -70,6 +70,16 @@ def local_queue(namespace: str, name: str, cluster_queue: str) -> Obj:
     }
 
 
+def workload_priority_class(name: str, value: int) -> Obj:
+    """A WorkloadPriorityClass."""
+    return {
+        "apiVersion": API,
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
 def workload(
     namespace: str,
     name: str,

@@ -87,16 +87,6 @@ def queue(quotas: Mapping[str, str], checks: list[str] | None = None) -> Obj:
     return k.cluster_queue(mk.QUEUE, {mk.FLAVOR: dict(quotas)}, preemption=PREEMPT_LOWER, **extra)
 
 
-def priority_class(name: str, value: int) -> Obj:
-    """A WorkloadPriorityClass."""
-    return {
-        "apiVersion": mk.API,
-        "kind": "WorkloadPriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-    }
-
-
 def job(namespace: str, name: str, priority: str, requests: Mapping[str, str]) -> Obj:
     """A batch/v1 Job of one pod in ``q1`` with priority class ``priority``, requesting (and
     limited to) ``requests``."""
@@ -117,7 +107,7 @@ async def sched_world(
     """Fixture F on ``clusters`` with ``shape``'s queues and priority classes, Kueue with its
     scheduler on every cluster and MultiKueue on the manager (with ``knobs``, the INT ones by
     default); ``ac1`` Active on entry."""
-    classes = [priority_class(n, v) for n, v in PRIORITIES.items()]
+    classes = [k.workload_priority_class(n, v) for n, v in PRIORITIES.items()]
 
     def objects(role: str, fixture: list[Obj]) -> list[Obj]:
         if role == "manager":

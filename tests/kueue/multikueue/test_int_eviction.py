@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from numaplane.testing import kueue_objects as k
 from numaplane.testing import multikueue_int as mk
 from numaplane.testing.multikueue_int import Clusters
 from tests.kueue.multikueue.intsteps import (
@@ -82,12 +83,7 @@ async def priority_classes(w: World) -> None:
     """WorkloadPriorityClasses ``high`` (100) and ``low`` (10) on every cluster."""
     for cluster in ("manager", *mk.WORKERS):
         for name, value in (("high", 100), ("low", 10)):
-            body = {
-                "apiVersion": mk.API,
-                "kind": "WorkloadPriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
+            body = k.workload_priority_class(name, value)
             await w.client(cluster).create(mk.API, "workloadpriorityclasses", body)
 
 

@@ -45,14 +45,7 @@ def _world(cpu: str = "1", **cq: Any) -> FakeKueueApi:
     api.create(k.cluster_queue("cq", {"default": {"cpu": cpu}}, **cq))
     api.create(k.local_queue(NS, "lq", "cq"))
     for name, value in (("low", 10), ("high", 1000)):
-        api.create(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "WorkloadPriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
-        )
+        api.create(k.workload_priority_class(name, value))
     api.settle()
     return api
 
