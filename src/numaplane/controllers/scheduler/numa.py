@@ -76,6 +76,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The answer for every other pod while a binding here is unconfirmed (``NumaNode.assume``).
+SETTLING: Final = Prediction("waiting for a binding to the node to be confirmed", 0)
+
 NRT_API_VERSION: Final = "topology.node.k8s.io/v1alpha2"
 NRT_RESOURCE: Final = "noderesourcetopologies"
 SNAPSHOT_ANNOTATION: Final = "numaplane.io/node-snapshot"
@@ -245,6 +248,8 @@ class NumaNode:
         in estimate mode the whole filter and score; nothing in mode none."""
         if self.mode == "none":
             return PASS
+        if self.mode == "exact" and self.unconfirmed and pod.uid not in self.unconfirmed:
+            return SETTLING
         cached = self._predictions.get(pod.signature)
         if cached is not None:
             return cached
@@ -290,7 +295,16 @@ class NumaNode:
     def admit(self, pod: PodInfo) -> str:
         """Exact mode: admit ``pod`` on the replica for real; ``""`` when it was admitted (it
         now holds its resources there: assume or ``forget`` it), else the rejection reason (which
-        ``quick`` answers from then on, until the node changes)."""
+        ``quick`` answers from then on, until the node changes); while another pod's binding
+        here is unconfirmed, ``SETTLING``'s reason."""
+        assert self.replica is not None
+        if self.unconfirmed and pod.uid not in self.unconfirmed and pod.uid not in self._on:
+            return SETTLING.reason
+        return self._admit(pod)
+
+    def _admit(self, pod: PodInfo) -> str:
+        # ``admit`` without the wait for an unconfirmed binding: what the watch shows is
+        # admitted in its order whatever waits behind it.
         replica = self.replica
         assert replica is not None
         if pod.uid in self._on:
@@ -330,7 +344,9 @@ class NumaNode:
     def assume(self, pod: PodInfo) -> bool:
         """Admit ``pod`` on the replica for real, unless ``admit`` already did (this scheduler
         is binding it here); whether the replica admitted it (always true in the other modes).
-        An admitted pod waits behind what the pod watch has shown until :meth:`confirm`."""
+        An admitted pod waits behind what the pod watch has shown until :meth:`confirm`, and
+        until then no other pod is placed here: its place on the node, and so the node's answer
+        for the next pod, depends on what the watch shows before its binding."""
         if self.mode != "exact":
             self._changed()
             return True
@@ -345,8 +361,9 @@ class NumaNode:
     # they were admitted here. Whatever the watch shows next (an end, a binding by someone
     # else, or a binding other than the first unconfirmed one) came before every binding still
     # unconfirmed: the tail is taken off, the event applied, and the tail admitted again, each
-    # pod getting what the node will give it. A tail pod refused once replayed is refused by
-    # the node too (same state, same order); the binder cannot take it back, and the log says so.
+    # pod getting what the node will give it. The tail is one pod at most (``SETTLING``): an
+    # end only frees room, so that pod is admitted again; a longer tail, replayed after an end,
+    # could leave a later pod without the room the filter saw (CI saw TopologyAffinityErrors).
 
     def _replay(self, change: Callable[[Node], None]) -> None:
         replica = self.replica
@@ -357,7 +374,7 @@ class NumaNode:
             self._on.discard(pod.uid)
         change(replica)
         for pod in tail:
-            reason = self.admit(pod)
+            reason = self._admit(pod)
             if reason:
                 log.info(
                     "%s: %s not admitted once replayed in the watch's order: %s",
@@ -381,7 +398,10 @@ class NumaNode:
         everything the watch showed before and before every binding still unconfirmed."""
         first = next(iter(self.unconfirmed), None)
         pod = self.unconfirmed.pop(uid, None)
-        if pod is None or uid == first or self.replica is None:
+        if pod is None or self.replica is None:
+            return
+        if uid == first:
+            self._changed()  # the node takes other pods again
             return
 
         # Bound out of the order admitted here (the binds run concurrently).
@@ -389,7 +409,7 @@ class NumaNode:
             if uid in self._on:
                 replica.release(uid)
                 self._on.discard(uid)
-            self.admit(pod)
+            self._admit(pod)
 
         self._replay(admit_first)
 
@@ -404,7 +424,7 @@ class NumaNode:
             return
 
         def admit(replica: Node) -> None:
-            reason = self.admit(pod)
+            reason = self._admit(pod)
             if reason:
                 # The node's agent refuses it too (it admits in the same order).
                 log.info("%s: %s bound here, not admitted: %s", self.name, pod.key, reason)

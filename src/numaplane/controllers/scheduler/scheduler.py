@@ -172,6 +172,8 @@ class Scheduler:
             if self.cache.pod_node.get(uid) == node_name:
                 if uid in self.cache.assumed:
                     self.cache.confirm(uid, str(node_name))
+                    # Pods refused while the node waited for this binding may go there now.
+                    self.queue.move_all_to_active()
                 return
             info = self._parse(obj)
             if info is not None:
